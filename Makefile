@@ -1,0 +1,27 @@
+VENV ?= .venv
+PY := $(VENV)/bin/python
+
+.PHONY: setup test unit lint demo clean-labs
+
+setup:
+	bash scripts/setup.sh
+
+# The test command (README, CI): set up, lint, type-check, run every tier.
+# pytest exit 5 (nothing collected) means broken test wiring: a failure, said plainly.
+test: setup lint
+	@$(PY) -m pytest -q tests; rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; exit $$rc
+
+unit: setup
+	$(PY) -m pytest -q tests/unit
+
+lint:
+	$(VENV)/bin/ruff check src tests scripts
+	$(VENV)/bin/ruff format --check src tests scripts
+	$(VENV)/bin/mypy
+
+demo: setup
+	$(VENV)/bin/ovn-frr lab up --hold
+
+clean-labs:
+	$(VENV)/bin/ovn-frr lab down --all

@@ -1,0 +1,3 @@
+from ovn_frr.cli import main
+
+main()

@@ -1,0 +1,194 @@
+"""The ``ovn-frr`` command line."""
+
+from __future__ import annotations
+
+import json
+import logging
+import signal
+import sys
+import threading
+from pathlib import Path
+from types import FrameType
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from ovn_frr import __version__, config
+from ovn_frr.frr.vtysh import Vtysh, VtyshError
+from ovn_frr.lab import Lab, LabError, demo_spec, destroy, list_labs, minimal_spec
+from ovn_frr.versions import detect
+
+err = Console(stderr=True, highlight=False)
+out = Console(highlight=False)
+
+
+def _load_or_exit(path: str) -> config.NodeConfig:
+    try:
+        return config.load(path)
+    except config.ConfigError as exc:
+        for line in exc.problems:
+            click.echo(line, err=True)
+        sys.exit(1)
+
+
+@click.group()
+@click.version_option(__version__, prog_name="ovn-frr")
+@click.option("-v", "--verbose", count=True, help="More logging (-v info, -vv debug).")
+def main(verbose: int) -> None:
+    """FRR-based BGP/EVPN plugin for OVN."""
+    level = logging.WARNING - 10 * min(verbose, 2)
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+
+
+@main.command("check-config")
+@click.argument("file", type=click.Path(dir_okay=False))
+def check_config(file: str) -> None:
+    """Validate a node config file; one line per problem, exit 1 if any."""
+    cfg = _load_or_exit(file)
+    click.echo(
+        f"{file}: ok (AS {cfg.bgp.asn}, {len(cfg.bgp.neighbors)} neighbor(s), "
+        f"{len(cfg.bfd.profiles)} BFD profile(s))"
+    )
+
+
+@main.command()
+@click.option("--config", "config_file", required=True, type=click.Path(dir_okay=False))
+def run(config_file: str) -> None:
+    """Run the agent on this chassis."""
+    _load_or_exit(config_file)
+    click.echo(
+        "ovn-frr run: the config is valid, but this build has no reconcile loops yet "
+        "(route import and advertisement land with later releases)",
+        err=True,
+    )
+    sys.exit(2)
+
+
+@main.command()
+def versions() -> None:
+    """Show the FRR, OVN and Open vSwitch versions found on this machine."""
+    v = detect()
+    for name, ver in (("frr", v.frr), ("ovn", v.ovn), ("ovs", v.ovs)):
+        click.echo(f"{name}: {ver if ver else 'not found'}")
+
+
+# --- lab ----------------------------------------------------------------------------------------
+
+
+@main.group()
+@click.option(
+    "--base",
+    type=click.Path(file_okay=False, path_type=Path),
+    default="/run/ovn-frr-lab",
+    show_default=True,
+    help="Where labs keep their run directories.",
+)
+@click.pass_context
+def lab(ctx: click.Context, base: Path) -> None:
+    """Bring up FRR + OVN in network namespaces (needs root)."""
+    ctx.obj = base
+
+
+@lab.command("up")
+@click.option("--name", default="demo", show_default=True, help="Lab name ([a-z][a-z0-9]*).")
+@click.option(
+    "--topology",
+    type=click.Choice(["demo", "minimal"]),
+    default="demo",
+    show_default=True,
+    help="demo: node1 (FRR + OVS + ovn-controller) with tor1 and tor2; "
+    "minimal: node1 + tor1 with BGP rendered by the lab.",
+)
+@click.option("--hold", is_flag=True, help="Stay in the foreground; tear down on Ctrl-C.")
+@click.pass_obj
+def lab_up(base: Path, name: str, topology: str, hold: bool) -> None:
+    """Create a lab (left running unless --hold)."""
+
+    spec = demo_spec() if topology == "demo" else minimal_spec()
+    the_lab = Lab(spec, name=name, base=base)
+    try:
+        with err.status(f"bringing up lab {name} ..."):
+            the_lab.up()
+    except LabError as exc:
+        err.print(f"[red]lab up failed:[/] {exc}")
+        sys.exit(1)
+    _print_lab(the_lab.name, base)
+    if not hold:
+        out.print(f"tear down with: ovn-frr lab down {name}")
+        return
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    out.print("lab running; Ctrl-C tears it down")
+    try:
+        stop.wait()
+    finally:
+        with err.status(f"tearing down lab {name} ..."):
+            the_lab.down()
+
+
+@lab.command("down")
+@click.argument("names", nargs=-1)
+@click.option("--all", "all_labs", is_flag=True, help="Every lab under --base.")
+@click.pass_obj
+def lab_down(base: Path, names: tuple[str, ...], all_labs: bool) -> None:
+    """Tear labs down: processes, namespaces, sockets, run directories."""
+
+    targets = [lab_["name"] for lab_ in list_labs(base)] if all_labs else list(names)
+    if not targets:
+        raise click.UsageError("name a lab, or --all")
+    for name in targets:
+        destroy(name, base)
+        out.print(f"lab {name}: down")
+
+
+@lab.command("status")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+def lab_status(base: Path, as_json: bool) -> None:
+    """Labs on this machine and their namespaces."""
+
+    labs = list_labs(base)
+    if as_json:
+        click.echo(json.dumps(labs, indent=2))
+        return
+    if not labs:
+        out.print("no labs")
+    for entry in labs:
+        _print_lab(str(entry["name"]), base)
+
+
+def _print_lab(name: str, base: Path) -> None:
+
+    entry = next((x for x in list_labs(base) if x["name"] == name), None)
+    if entry is None:
+        out.print(f"no lab {name}")
+        return
+    table = Table(title=f"lab {name}  ({base / name})")
+    table.add_column("member")
+    table.add_column("netns")
+    table.add_column("BGP sessions")
+    for ns in entry.get("netns", []):
+        member = ns[len(name) + 1 :]
+        live = ns in entry["live_netns"]
+        sessions = "-"
+        frr_dir = base / name / member / "frr"
+        if live and (frr_dir / "bgpd.vty").exists():
+            try:
+                data = Vtysh(str(frr_dir)).show_json("show bgp summary json")
+                states = [
+                    f"{addr} {peer.get('state', '?')}"
+                    for af in data.values()
+                    if isinstance(af, dict)
+                    for addr, peer in af.get("peers", {}).items()
+                ]
+                sessions = ", ".join(sorted(set(states))) or "none configured"
+            except VtyshError as exc:
+                sessions = f"[red]{exc}[/]"
+        table.add_row(member, ns if live else f"[red]{ns} (missing)[/]", sessions)
+    out.print(table)

@@ -1,0 +1,162 @@
+"""Node configuration: a TOML file validated by a typed schema.
+
+:func:`parse` and :func:`load` return an immutable :class:`NodeConfig` or raise
+:class:`ConfigError`, which carries one ``key.path: reason`` line per problem.
+"""
+
+from __future__ import annotations
+
+import difflib
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
+
+from ovn_frr.config.checks import check
+from ovn_frr.config.schema import (
+    BfdConfig,
+    BfdProfile,
+    BgpConfig,
+    FrrConfig,
+    Neighbor,
+    NodeConfig,
+    OvnConfig,
+    PrefixFilter,
+)
+
+__all__ = [
+    "BfdConfig",
+    "BfdProfile",
+    "BgpConfig",
+    "ConfigError",
+    "FrrConfig",
+    "Neighbor",
+    "NodeConfig",
+    "OvnConfig",
+    "PrefixFilter",
+    "load",
+    "parse",
+]
+
+
+class ConfigError(Exception):
+    """The config is unusable; ``problems`` has one line per problem."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = problems
+
+
+def load(path: str | Path) -> NodeConfig:
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError([f"{p}: cannot read: {exc.strerror}"]) from None
+    except UnicodeDecodeError:
+        raise ConfigError([f"{p}: not UTF-8 text"]) from None
+    return parse(text, source=str(p))
+
+
+def parse(text: str, source: str = "<config>") -> NodeConfig:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError([f"{source}: TOML syntax error: {exc}"]) from None
+    try:
+        cfg = NodeConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError([_describe(err) for err in exc.errors()]) from None
+    problems = check(cfg)
+    if problems:
+        raise ConfigError([f"{path}: {reason}" for path, reason in problems])
+    return cfg
+
+
+def _path(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif part == "[key]":
+            continue
+        else:
+            out += f".{part}" if out else part
+    return out or "(top level)"
+
+
+def _model_at(loc: tuple[int | str, ...]) -> type[BaseModel] | None:
+    """The model class that owns the last key of ``loc`` (for typo suggestions)."""
+    model: type[BaseModel] | None = NodeConfig
+    skip_key = False
+    for part in loc[:-1]:
+        if isinstance(part, int) or skip_key:
+            skip_key = False
+            continue
+        if model is None or part not in model.model_fields:
+            return None
+        ann = model.model_fields[part].annotation
+        # a table of tables (bfd.profiles.NAME): the next part is a key, not a field
+        skip_key = getattr(ann, "__origin__", None) is dict
+        model = _first_model(ann)
+    return model
+
+
+def _first_model(ann: Any) -> type[BaseModel] | None:
+    if isinstance(ann, type) and issubclass(ann, BaseModel):
+        return ann
+    for arg in getattr(ann, "__args__", ()):
+        found = _first_model(arg)
+        if found is not None:
+            return found
+    return None
+
+
+_TYPE_NAMES = {
+    "int_type": "an integer",
+    "string_type": "a string",
+    "bool_type": "true or false",
+    "dict_type": "a table",
+    "model_type": "a table",
+    "tuple_type": "an array",
+    "list_type": "an array",
+    "float_type": "a number",
+}
+
+
+def _describe(err: ErrorDetails) -> str:
+    loc = tuple(err["loc"])
+    path = _path(loc)
+    kind = err["type"]
+    value = err.get("input")
+    ctx = err.get("ctx", {})
+    if kind == "ovn_frr":
+        reason = str(ctx["reason"])
+    elif kind == "missing":
+        reason = "required key is missing"
+    elif kind == "extra_forbidden":
+        reason = "unknown key"
+        model = _model_at(loc)
+        if model is not None:
+            close = difflib.get_close_matches(str(loc[-1]), list(model.model_fields), n=1)
+            if close:
+                reason += f" (did you mean {close[0]!r}?)"
+    elif kind in _TYPE_NAMES:
+        reason = f"expected {_TYPE_NAMES[kind]}, got {value!r}"
+    elif kind in ("greater_than_equal", "greater_than"):
+        reason = f"{value!r} is too small (minimum {ctx.get('ge', ctx.get('gt'))})"
+    elif kind in ("less_than_equal", "less_than"):
+        reason = f"{value!r} is too large (maximum {ctx.get('le', ctx.get('lt'))})"
+    elif kind == "literal_error":
+        reason = f"{value!r} is not one of {ctx.get('expected')}"
+    elif kind == "string_too_short":
+        reason = "must not be empty"
+    elif kind == "string_too_long":
+        reason = f"{value!r} is longer than {ctx.get('max_length')} characters"
+    elif kind == "string_pattern_mismatch":
+        reason = f"{value!r} is not a valid name (letters, digits, '_', '.', '-')"
+    else:
+        reason = err["msg"]
+    return f"{path}: {reason}"

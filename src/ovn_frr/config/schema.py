@@ -1,0 +1,93 @@
+"""The node config schema (TOML), as immutable typed models.
+
+Only the shape and per-value rules live here; rules that relate several keys (a neighbor's BFD
+profile must exist, ge <= le, ...) are in :mod:`ovn_frr.config.checks` so that every problem is
+reported with its own key path.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ovn_frr.config.types import ASN, IP, Endpoint, IPv4, OvsdbRemote, Prefix, RemoteAS
+
+
+class _Model(BaseModel):
+    # strict: TOML is typed, so "64512" (a string) is not silently an integer.
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class OvnConfig(_Model):
+    nb: OvsdbRemote = "unix:/run/ovn/ovnnb_db.sock"
+    sb: OvsdbRemote = "unix:/run/ovn/ovnsb_db.sock"
+    #: None: the local Open vSwitch's external_ids:system-id, read at start.
+    chassis: Annotated[str, Field(min_length=1)] | None = None
+    ssl_key: str | None = None
+    ssl_cert: str | None = None
+    ssl_ca: str | None = None
+
+
+class FrrConfig(_Model):
+    vty_socket_dir: Annotated[str, Field(min_length=1)] = "/run/frr"
+    fpm_listen: Endpoint = Field(default="127.0.0.1:2620", validate_default=True)
+
+
+class PrefixFilter(_Model):
+    """One prefix-list entry: ``prefix`` matched exactly, or with lengths ge..le."""
+
+    prefix: Prefix
+    ge: Annotated[int, Field(ge=0, le=128)] | None = None
+    le: Annotated[int, Field(ge=0, le=128)] | None = None
+    action: Literal["permit", "deny"] = "permit"
+
+
+AddressFamily = Literal["ipv4-unicast", "ipv6-unicast", "l2vpn-evpn"]
+#: TOML arrays arrive as lists; they are kept as (immutable) tuples.
+LAX = Field(strict=False)
+
+
+class Neighbor(_Model):
+    address: IP
+    remote_as: RemoteAS
+    description: str | None = None
+    password: Annotated[str, Field(min_length=1, max_length=80)] | None = None
+    keepalive: Annotated[int, Field(ge=0, le=65535)] | None = None
+    hold: Annotated[int, Field(ge=0, le=65535)] | None = None
+    connect_retry: Annotated[int, Field(ge=1, le=65535)] | None = None
+    ebgp_multihop: Annotated[int, Field(ge=1, le=255)] | None = None
+    update_source: Annotated[str, Field(min_length=1)] | None = None
+    bfd_profile: Annotated[str, Field(min_length=1)] | None = None
+    #: None: ipv4-unicast for an IPv4 neighbor, ipv6-unicast for an IPv6 one.
+    address_families: Annotated[tuple[AddressFamily, ...], LAX] | None = None
+    #: Empty: accept what the neighbor sends (the import guard still applies).
+    import_filters: Annotated[tuple[PrefixFilter, ...], LAX] = ()
+    #: Empty: send what the OVN intent produced, nothing else.
+    export_filters: Annotated[tuple[PrefixFilter, ...], LAX] = ()
+    max_prefix: Annotated[int, Field(ge=1, le=4_294_967_295)] | None = None
+    vrf: Annotated[str, Field(min_length=1, max_length=15)] | None = None
+
+
+class BgpConfig(_Model):
+    asn: ASN
+    router_id: IPv4
+    neighbors: Annotated[tuple[Neighbor, ...], LAX] = ()
+
+
+class BfdProfile(_Model):
+    receive_interval_ms: Annotated[int, Field(ge=10, le=60000)] = 300
+    transmit_interval_ms: Annotated[int, Field(ge=10, le=60000)] = 300
+    detect_multiplier: Annotated[int, Field(ge=2, le=255)] = 3
+    passive: bool = False
+
+
+class BfdConfig(_Model):
+    profiles: dict[Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")], BfdProfile] = {}
+
+
+class NodeConfig(_Model):
+    ovn: OvnConfig = OvnConfig()
+    frr: FrrConfig = FrrConfig()
+    bgp: BgpConfig
+    bfd: BfdConfig = BfdConfig()

@@ -1,0 +1,15 @@
+"""FPM adapter: zebra's forwarding-plane stream. Codecs here are sans-I/O."""
+
+from ovn_frr.fpm.framing import FpmFramer, FramingError, encode_frame
+from ovn_frr.fpm.netlink import Message, NextHop, OtherMessage, RouteMessage, decode
+
+__all__ = [
+    "FpmFramer",
+    "FramingError",
+    "Message",
+    "NextHop",
+    "OtherMessage",
+    "RouteMessage",
+    "decode",
+    "encode_frame",
+]

@@ -1,0 +1,1 @@
+"""FRR adapter: render config, apply it through vtysh, read ``show ... json``."""

@@ -1,0 +1,98 @@
+"""vtysh as a typed, injectable command runner.
+
+vtysh ``-f FILE`` applies a whole batch and continues after a failing line, reporting it with a
+line starting with ``%`` (exit code non-zero); ``-c`` stops at the first error. Lines for a daemon
+that is not running are dropped silently, so callers verify against ``show running-config``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+VTYSH = "vtysh"
+
+
+class VtyshError(Exception):
+    """vtysh failed to run, or FRR rejected lines of a batch."""
+
+    def __init__(self, message: str, errors: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.errors = tuple(errors)
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+Run = Callable[[Sequence[str]], Result]
+
+
+def run_subprocess(argv: Sequence[str], timeout: float = 120.0) -> Result:
+    p = subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout, check=False)
+    return Result(p.returncode, p.stdout, p.stderr)
+
+
+def config_errors(output: str) -> list[str]:
+    """The lines of vtysh output that report a rejected command."""
+    errors = []
+    for line in output.splitlines():
+        text = line.strip()
+        # vtysh -f prints "line N: % Unknown command[...]"; -c prints "% ..." directly.
+        if text.startswith("%") or (text.startswith("line ") and ": %" in text):
+            errors.append(text)
+    return errors
+
+
+@dataclass(frozen=True, slots=True)
+class Vtysh:
+    """vtysh bound to one FRR instance (its vty socket directory).
+
+    ``prefix`` runs vtysh through another command (``ip netns exec NS`` in the lab).
+    """
+
+    socket_dir: str
+    prefix: tuple[str, ...] = ()
+    run: Run = run_subprocess
+
+    def _argv(self, *args: str) -> list[str]:
+        return [*self.prefix, VTYSH, "--vty_socket", self.socket_dir, *args]
+
+    def command(self, *commands: str) -> str:
+        """Run exec-mode commands (``-c`` each); raise on any error."""
+        argv = self._argv(*(x for c in commands for x in ("-c", c)))
+        res = self.run(argv)
+        errors = config_errors(res.stdout) + config_errors(res.stderr)
+        if res.returncode != 0 or errors:
+            detail = "; ".join(errors) or (res.stderr or res.stdout).strip()[:500]
+            raise VtyshError(f"vtysh {' / '.join(commands)!r} failed: {detail}", errors)
+        return res.stdout
+
+    def show_json(self, command: str) -> Any:
+        out = self.command(command)
+        try:
+            return json.loads(out) if out.strip() else {}
+        except json.JSONDecodeError as exc:
+            raise VtyshError(f"vtysh {command!r}: not JSON ({exc}): {out[:200]!r}") from None
+
+    def apply(self, config: str) -> None:
+        """Apply config lines as one ``vtysh -f`` batch; raise with every rejected line."""
+        with tempfile.NamedTemporaryFile("w", suffix=".conf", prefix="ovn-frr-") as f:
+            f.write(config)
+            f.flush()
+            res = self.run(self._argv("-f", f.name))
+        errors = config_errors(res.stdout) + config_errors(res.stderr)
+        if res.returncode != 0 or errors:
+            detail = "; ".join(errors[:5]) or (res.stderr or res.stdout).strip()[:500]
+            more = f" (+{len(errors) - 5} more)" if len(errors) > 5 else ""
+            raise VtyshError(f"vtysh -f rejected the batch: {detail}{more}", errors)
+
+    def running_config(self) -> str:
+        return self.command("show running-config")

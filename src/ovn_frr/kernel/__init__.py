@@ -1,0 +1,1 @@
+"""Kernel adapter: netlink (pyroute2) and network-namespace helpers."""

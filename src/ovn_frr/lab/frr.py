@@ -1,0 +1,140 @@
+"""FRR daemons of one lab namespace: start, configure, announce, read the RIB."""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ovn_frr.frr.vtysh import Vtysh, VtyshError
+from ovn_frr.lab.proc import LabError, read_pid, run, wait_for
+from ovn_frr.versions import Version
+
+FRR_SBIN = Path("/usr/lib/frr")
+
+
+def daemons_for(version: Version | None, *, node: bool) -> list[str]:
+    """Daemons in start order. FRR 9+ needs mgmtd first (it fronts staticd's config)."""
+    names = ["zebra", "bgpd", "bfdd", "staticd"] if node else ["zebra", "bgpd", "bfdd"]
+    if version is not None and version >= Version(9, 0) and (FRR_SBIN / "mgmtd").exists():
+        names.insert(0, "mgmtd")
+    return names
+
+
+@dataclass(frozen=True, slots=True)
+class FrrInstance:
+    """FRR in namespace ``netns`` with its sockets, pid files and logs under ``rundir``."""
+
+    name: str
+    netns: str
+    rundir: Path
+    daemons: tuple[str, ...]
+    fpm: bool = False
+
+    @property
+    def vtysh(self) -> Vtysh:
+        return Vtysh(str(self.rundir))
+
+    def start(self) -> None:
+        # FRR drops privileges (-u root keeps uid 0 without CAP_DAC_OVERRIDE): the run dir
+        # must be owned by root itself.
+        self.rundir.mkdir(parents=True, exist_ok=True, mode=0o755)
+        common = [
+            "-d", "-u", "root", "-g", "frrvty", "-P", "0",
+            "--vty_socket", str(self.rundir),
+            "-z", str(self.rundir / "zserv.api"),
+        ]  # fmt: skip
+        for daemon in self.daemons:
+            conf = self.rundir / f"{daemon}.conf"
+            conf.write_text(f"hostname {self.name}\nlog file {self.rundir / daemon}.log\n")
+            argv = [
+                str(FRR_SBIN / daemon), *common,
+                "-i", str(self.rundir / f"{daemon}.pid"),
+                "-f", str(conf),
+                "--log", f"file:{self.rundir / daemon}.log",
+            ]  # fmt: skip
+            if daemon == "zebra" and self.fpm:
+                argv += ["-M", "dplane_fpm_nl"]
+            if daemon == "bfdd":
+                argv += ["--bfdctl", str(self.rundir / "bfdd.sock")]
+            run(argv, netns=self.netns)
+            sock = self.rundir / f"{daemon}.vty"
+            wait_for(sock.exists, timeout=10, what=f"{self.name} {daemon} vty socket")
+
+    def pids(self) -> list[int]:
+        return [p for d in self.daemons if (p := read_pid(self.rundir / f"{d}.pid"))]
+
+    def apply(self, config: str) -> None:
+        try:
+            self.vtysh.apply(config)
+        except VtyshError as exc:
+            raise LabError(f"{self.name}: {exc}") from None
+
+    def show(self, command: str) -> Any:
+        try:
+            return self.vtysh.show_json(command)
+        except VtyshError as exc:
+            raise LabError(f"{self.name}: {exc}") from None
+
+    # --- BGP state ---------------------------------------------------------------------------
+
+    def bgp_neighbors(self) -> dict[str, str]:
+        """neighbor address -> state, over all address families of the default VRF."""
+        data = self.show("show bgp neighbors json")
+        return {addr: str(info.get("bgpState", "?")) for addr, info in data.items()}
+
+    def wait_established(self, neighbors: Iterable[str], timeout: float = 30.0) -> None:
+        want = sorted(str(n) for n in neighbors)
+
+        def ready() -> bool:
+            states = self.bgp_neighbors()
+            return all(states.get(n) == "Established" for n in want)
+
+        wait_for(ready, timeout=timeout, what=f"{self.name}: BGP Established with {want}")
+
+    def bgp_prefixes(self, afi: str = "ipv4") -> dict[str, list[dict[str, Any]]]:
+        """The BGP table: prefix -> paths (``show bgp <afi> unicast json``)."""
+        data = self.show(f"show bgp {afi} unicast json")
+        routes: dict[str, list[dict[str, Any]]] = data.get("routes", {})
+        return routes
+
+    def rib(self, afi: str = "ipv4") -> dict[str, list[dict[str, Any]]]:
+        """zebra's RIB: prefix -> route entries (``show ip[v6] route json``)."""
+        cmd = "show ip route json" if afi == "ipv4" else "show ipv6 route json"
+        data: dict[str, list[dict[str, Any]]] = self.show(cmd)
+        return data
+
+
+def _family(prefix: str) -> str:
+    return "ipv6" if ipaddress.ip_network(prefix, strict=False).version == 6 else "ipv4"
+
+
+@dataclass(frozen=True, slots=True)
+class Announcer:
+    """Originate and withdraw prefixes from a lab router with ``network`` statements
+    (``no bgp network import-check`` is set by the lab, so nothing needs to be in the RIB)."""
+
+    frr: FrrInstance
+    asn: int
+
+    def _batch(self, prefixes: Sequence[str], negate: bool) -> str:
+        by_afi: dict[str, list[str]] = {"ipv4": [], "ipv6": []}
+        for p in prefixes:
+            by_afi[_family(p)].append(str(ipaddress.ip_network(p, strict=True)))
+        neg = "no " if negate else ""
+        lines = [f"router bgp {self.asn}"]
+        for afi, items in by_afi.items():
+            if items:
+                lines.append(f" address-family {afi} unicast")
+                lines += [f"  {neg}network {p}" for p in items]
+                lines.append(" exit-address-family")
+        lines.append("exit")
+        return "\n".join(lines) + "\n"
+
+    def announce(self, prefixes: Iterable[str]) -> None:
+        self.frr.apply(self._batch(list(prefixes), negate=False))
+
+    def withdraw(self, prefixes: Iterable[str]) -> None:
+        self.frr.apply(self._batch(list(prefixes), negate=True))

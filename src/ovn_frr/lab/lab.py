@@ -1,0 +1,279 @@
+"""The lab: builds a topology of FRR and OVN in network namespaces and tears it down.
+
+Everything a lab creates is named after it: namespaces ``<lab>-<node>`` (``<lab>-ovn`` for OVN
+central) and the run directory ``<base>/<lab>/``, which also holds ``lab.json``, written before
+anything is created, so that ``down`` (from any process) finds what to remove even after a crash.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import secrets
+import shutil
+from dataclasses import asdict
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from ovn_frr.lab.frr import Announcer, FrrInstance, daemons_for
+from ovn_frr.lab.ovn import Chassis, OvnCentral
+from ovn_frr.lab.proc import LabError, netns_add, netns_destroy, netns_list, run, wait_for
+from ovn_frr.lab.spec import LAB_NAME_RE, LabSpec, LinkAddrs, LinkSpec, NodeSpec, PeerSpec
+from ovn_frr.lab.spec import link_addrs as spec_link_addrs
+from ovn_frr.versions import Versions, detect
+
+log = logging.getLogger(__name__)
+
+DEFAULT_BASE = Path("/run/ovn-frr-lab")
+#: A MAC nobody has: permanent neighbor entries pointing at it blackhole a link while the
+#: carrier stays up (no netem on these kernels), so only BFD/hold timers can notice.
+BLACKHOLE_MAC = "02:00:00:00:de:ad"
+
+
+class Lab:
+    def __init__(
+        self,
+        spec: LabSpec,
+        name: str | None = None,
+        base: Path = DEFAULT_BASE,
+        versions: Versions | None = None,
+    ) -> None:
+        spec.validate()
+        self.name = name or "ofl" + secrets.token_hex(3)[:5]
+        if not LAB_NAME_RE.match(self.name):
+            raise LabError(f"lab name {self.name!r}: [a-z][a-z0-9]*, at most 10 characters")
+        self.spec = spec
+        self.rundir = base / self.name
+        self.versions = versions or detect()
+        self.ovn: OvnCentral | None = None
+        self.frr: dict[str, FrrInstance] = {}
+        self.chassis: dict[str, Chassis] = {}
+
+    # --- names -------------------------------------------------------------------------------
+
+    def netns(self, member: str) -> str:
+        return f"{self.name}-{member}"
+
+    def members(self) -> list[str]:
+        return [n.name for n in self.spec.nodes] + [p.name for p in self.spec.peers]
+
+    def links(self, member: str) -> list[LinkAddrs]:
+        return spec_link_addrs(self.spec, member)
+
+    def link(self, local: str, remote: str) -> LinkAddrs:
+        for la in self.links(local):
+            if la.remote == remote:
+                return la
+        raise KeyError(f"no link {local}-{remote}")
+
+    # --- lifecycle ---------------------------------------------------------------------------
+
+    def __enter__(self) -> Lab:
+        self.up()
+        return self
+
+    def __exit__(
+        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.down()
+
+    def up(self) -> None:
+        """Create everything; on any failure (or Ctrl-C) remove what was made, then raise."""
+        if self.rundir.exists():
+            raise LabError(f"lab {self.name!r} exists ({self.rundir}); `ovn-frr lab down` it")
+        try:
+            self._up()
+        except BaseException:
+            self.down()
+            raise
+
+    def _up(self) -> None:
+        self.rundir.mkdir(parents=True, mode=0o755)
+        self._write_state()
+        log.info("lab_up lab=%s frr=%s ovn=%s", self.name, self.versions.frr, self.versions.ovn)
+        if self.spec.ovn:
+            netns_add(self.netns("ovn"))
+            self.ovn = OvnCentral(self.netns("ovn"), self.rundir / "ovn")
+            self.ovn.start()
+        for member in self.members():
+            netns_add(self.netns(member))
+            rid = self.spec.router_id(member)
+            run(["ip", "addr", "add", f"{rid}/32", "dev", "lo"], netns=self.netns(member))
+        for link in self.spec.links:
+            self._add_link(link)
+        for node in self.spec.nodes:
+            self._start_node(node)
+        for peer in self.spec.peers:
+            self._start_peer(peer)
+        for name in self.chassis:
+            wait_for(
+                lambda n=name: n in self.sb_chassis(),  # type: ignore[misc]
+                timeout=30,
+                what=f"chassis {name} in SB",
+            )
+
+    def sb_chassis(self) -> list[str]:
+        """Names of the chassis registered in OVN SB."""
+        if self.ovn is None:
+            return []
+        return self.ovn.sbctl("--bare", "--columns=name", "list", "Chassis").split()
+
+    def _add_link(self, link: LinkSpec) -> None:
+        a = next(x for x in self.links(link.a) if x.remote == link.b)
+        b = next(x for x in self.links(link.b) if x.remote == link.a)
+        run(["ip", "link", "add", a.ifname, "netns", self.netns(link.a), "type", "veth",
+             "peer", "name", b.ifname, "netns", self.netns(link.b)])  # fmt: skip
+        for end in (a, b):
+            ns = self.netns(end.local)
+            # no DAD: addresses are usable at once
+            run(["sysctl", "-qw", f"net.ipv6.conf.{end.ifname}.accept_dad=0"], netns=ns)
+            run(["ip", "addr", "add", str(end.v4), "dev", end.ifname], netns=ns)
+            run(["ip", "addr", "add", str(end.v6), "dev", end.ifname, "nodad"], netns=ns)
+            run(["ip", "link", "set", end.ifname, "up"], netns=ns)
+
+    def _start_node(self, node: NodeSpec) -> None:
+        frr = FrrInstance(
+            node.name,
+            self.netns(node.name),
+            self.rundir / node.name / "frr",
+            tuple(daemons_for(self.versions.frr, node=True)),
+            fpm=node.fpm_port is not None,
+        )
+        frr.start()
+        self.frr[node.name] = frr
+        lines = []
+        if node.fpm_port is not None:
+            lines.append(f"fpm address 127.0.0.1 port {node.fpm_port}")
+        if node.bgp:
+            lines += self._bgp_config(node.name, node.asn)
+        if lines:
+            frr.apply("\n".join(lines) + "\n")
+        if node.chassis:
+            assert self.ovn is not None
+            ch = Chassis(
+                node.name,
+                self.netns(node.name),
+                self.rundir / node.name / "ovs",
+                self.ovn.sb,
+                str(self.spec.router_id(node.name)),
+            )
+            ch.start()
+            self.chassis[node.name] = ch
+
+    def _start_peer(self, peer: PeerSpec) -> None:
+        frr = FrrInstance(
+            peer.name,
+            self.netns(peer.name),
+            self.rundir / peer.name / "frr",
+            tuple(daemons_for(self.versions.frr, node=False)),
+        )
+        frr.start()
+        self.frr[peer.name] = frr
+        frr.apply("\n".join(self._bgp_config(peer.name, peer.asn)) + "\n")
+
+    def _bgp_config(self, member: str, asn: int) -> list[str]:
+        """eBGP to every linked member: one IPv4 session (ipv4 unicast) and one IPv6 session
+        (ipv6 unicast) per link, fast timers, no policy requirement."""
+        keepalive, hold = self.spec.bgp_timers
+        lines = [
+            f"router bgp {asn}",
+            f" bgp router-id {self.spec.router_id(member)}",
+            " no bgp ebgp-requires-policy",
+            " no bgp network import-check",
+            " no bgp default ipv4-unicast",
+            " bgp bestpath as-path multipath-relax",
+            " coalesce-time 100",
+            f" timers bgp {keepalive} {hold}",
+        ]
+        links = self.links(member)
+        for la in links:
+            for addr in (la.peer_v4, la.peer_v6):
+                lines += [
+                    f" neighbor {addr} remote-as external",
+                    f" neighbor {addr} timers connect {self.spec.bgp_connect_retry}",
+                    f" neighbor {addr} advertisement-interval 0",
+                ]
+        for afi, attr in (("ipv4", "peer_v4"), ("ipv6", "peer_v6")):
+            lines.append(f" address-family {afi} unicast")
+            lines += [f"  neighbor {getattr(la, attr)} activate" for la in links]
+            lines.append(" exit-address-family")
+        lines.append("exit")
+        return lines
+
+    def down(self) -> None:
+        """Remove every namespace, process, socket and directory of this lab. Idempotent."""
+        destroy(self.name, self.rundir.parent)
+
+    # --- helpers for tests, benchmarks and the demo -----------------------------------------
+
+    def announcer(self, member: str) -> Announcer:
+        members: list[NodeSpec | PeerSpec] = [*self.spec.nodes, *self.spec.peers]
+        for m in members:
+            if m.name == member:
+                return Announcer(self.frr[member], m.asn)
+        raise KeyError(member)
+
+    def wait_bgp_up(self, timeout: float = 30.0) -> None:
+        """Every lab-rendered session Established (both ends of nodes with bgp=True)."""
+        for node in self.spec.nodes:
+            if not node.bgp:
+                continue
+            for la in self.links(node.name):
+                self.frr[node.name].wait_established([str(la.peer_v4), str(la.peer_v6)], timeout)
+
+    def cut(self, local: str, remote: str) -> None:
+        """Blackhole the link both ways without carrier loss (permanent bogus neighbors)."""
+        for a, b in ((local, remote), (remote, local)):
+            la = self.link(a, b)
+            for addr in (la.peer_v4, la.peer_v6):
+                run(["ip", "neigh", "replace", str(addr), "lladdr", BLACKHOLE_MAC,
+                     "dev", la.ifname, "nud", "permanent"], netns=self.netns(a))  # fmt: skip
+
+    def restore(self, local: str, remote: str) -> None:
+        for a, b in ((local, remote), (remote, local)):
+            la = self.link(a, b)
+            for addr in (la.peer_v4, la.peer_v6):
+                run(["ip", "neigh", "del", str(addr), "dev", la.ifname],
+                    netns=self.netns(a), check=False)  # fmt: skip
+
+    def _write_state(self) -> None:
+        state = {
+            "name": self.name,
+            "pid": os.getpid(),
+            "netns": [self.netns(m) for m in (["ovn"] if self.spec.ovn else []) + self.members()],
+            "spec": asdict(self.spec),
+            "versions": {k: str(v) if v else None for k, v in asdict(self.versions).items()},
+        }
+        (self.rundir / "lab.json").write_text(json.dumps(state, indent=2, default=str))
+
+
+# --- labs found on this machine ---------------------------------------------------------------
+
+
+def list_labs(base: Path = DEFAULT_BASE) -> list[dict[str, Any]]:
+    """State of every lab under ``base`` (also half-built ones)."""
+    out = []
+    if base.is_dir():
+        for d in sorted(base.iterdir()):
+            state: dict[str, Any] = {"name": d.name, "netns": []}
+            with contextlib.suppress(OSError, ValueError):
+                state = json.loads((d / "lab.json").read_text())
+            live = [ns for ns in netns_list() if ns.startswith(f"{d.name}-")]
+            state["live_netns"] = live
+            out.append(state)
+    return out
+
+
+def destroy(name: str, base: Path = DEFAULT_BASE) -> None:
+    """Tear down lab ``name``: its namespaces (with every process in them), the FRR temp dirs
+    of those processes, and its run directory."""
+    for ns in netns_list():
+        if ns.startswith(f"{name}-"):
+            netns_destroy(ns)
+    rundir = base / name
+    if rundir.exists():
+        shutil.rmtree(rundir, ignore_errors=True)
+    log.info("lab_down lab=%s", name)

@@ -1,0 +1,138 @@
+"""OVN in the lab: central (NB + SB ovsdb-server, ovn-northd) and per-node chassis
+(ovsdb-server + ovs-vswitchd with the userspace datapath + ovn-controller)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ovn_frr.lab.proc import read_pid, run, wait_for
+
+OVN_SCHEMAS = Path("/usr/share/ovn")
+OVS_SCHEMA = Path("/usr/share/openvswitch/vswitch.ovsschema")
+
+
+def _env(rundir: Path) -> dict[str, str]:
+    # Keep every OVS/OVN default path (pid files, control sockets, logs) inside the lab.
+    d = str(rundir)
+    return {"OVS_RUNDIR": d, "OVS_LOGDIR": d, "OVS_DBDIR": d, "OVN_RUNDIR": d, "OVN_LOGDIR": d,
+            "OVN_DBDIR": d, "OVS_SYSCONFDIR": d}  # fmt: skip
+
+
+def _ovsdb_server(netns: str, rundir: Path, name: str, schema: Path) -> None:
+    db = rundir / f"{name}.db"
+    run(["ovsdb-tool", "create", str(db), str(schema)])
+    run(
+        [
+            "ovsdb-server", "--detach", "--no-chdir",
+            f"--pidfile={rundir / name}.pid",
+            f"--log-file={rundir / name}.log",
+            f"--unixctl={rundir / name}.ctl",
+            f"--remote=punix:{rundir / name}.sock",
+            str(db),
+        ],
+        netns=netns,
+        env=_env(rundir),
+    )  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class OvnCentral:
+    netns: str
+    rundir: Path
+
+    @property
+    def nb(self) -> str:
+        return f"unix:{self.rundir / 'nb.sock'}"
+
+    @property
+    def sb(self) -> str:
+        return f"unix:{self.rundir / 'sb.sock'}"
+
+    def start(self) -> None:
+        self.rundir.mkdir(parents=True, exist_ok=True)
+        _ovsdb_server(self.netns, self.rundir, "nb", OVN_SCHEMAS / "ovn-nb.ovsschema")
+        _ovsdb_server(self.netns, self.rundir, "sb", OVN_SCHEMAS / "ovn-sb.ovsschema")
+        run(
+            [
+                "ovn-northd", "--detach", "--no-chdir",
+                f"--pidfile={self.rundir / 'northd.pid'}",
+                f"--log-file={self.rundir / 'northd.log'}",
+                f"--unixctl={self.rundir / 'northd.ctl'}",
+                f"--ovnnb-db={self.nb}", f"--ovnsb-db={self.sb}",
+            ],
+            netns=self.netns,
+            env=_env(self.rundir),
+        )  # fmt: skip
+        wait_for(self.northd_active, timeout=20, what="ovn-northd active")
+
+    def northd_active(self) -> bool:
+        out = run(["ovn-appctl", "-t", str(self.rundir / "northd.ctl"), "status"], check=False)
+        return "active" in out
+
+    def nbctl(self, *args: str) -> str:
+        return run(["ovn-nbctl", "--no-leader-only", f"--db={self.nb}", *args]).strip()
+
+    def sbctl(self, *args: str) -> str:
+        return run(["ovn-sbctl", "--no-leader-only", f"--db={self.sb}", *args]).strip()
+
+    def pids(self) -> list[int]:
+        return [p for n in ("nb", "sb", "northd") if (p := read_pid(self.rundir / f"{n}.pid"))]
+
+
+@dataclass(frozen=True, slots=True)
+class Chassis:
+    """Open vSwitch (userspace datapath) and ovn-controller in a node's namespace."""
+
+    name: str
+    netns: str
+    rundir: Path
+    sb: str
+    encap_ip: str
+
+    @property
+    def db(self) -> str:
+        return f"unix:{self.rundir / 'conf.sock'}"
+
+    def vsctl(self, *args: str) -> str:
+        return run(["ovs-vsctl", f"--db={self.db}", *args], env=_env(self.rundir)).strip()
+
+    def start(self) -> None:
+        self.rundir.mkdir(parents=True, exist_ok=True)
+        _ovsdb_server(self.netns, self.rundir, "conf", OVS_SCHEMA)
+        self.vsctl("--no-wait", "init")
+        self.vsctl(
+            "--no-wait", "set", "Open_vSwitch", ".",
+            f"external_ids:system-id={self.name}",
+            f"external_ids:hostname={self.name}",
+            f"external_ids:ovn-remote={self.sb}",
+            "external_ids:ovn-encap-type=geneve",
+            f"external_ids:ovn-encap-ip={self.encap_ip}",
+            "external_ids:ovn-bridge-datapath-type=netdev",
+        )  # fmt: skip
+        env = _env(self.rundir)
+        run(
+            [
+                "ovs-vswitchd", self.db, "--detach", "--no-chdir",
+                f"--pidfile={self.rundir / 'ovs-vswitchd.pid'}",
+                f"--log-file={self.rundir / 'ovs-vswitchd.log'}",
+                f"--unixctl={self.rundir / 'ovs-vswitchd.ctl'}",
+            ],
+            netns=self.netns,
+            env=env,
+        )  # fmt: skip
+        self.vsctl("--may-exist", "add-br", "br-int", "--", "set", "Bridge", "br-int",
+                   "datapath_type=netdev", "fail-mode=secure")  # fmt: skip
+        run(
+            [
+                "ovn-controller", self.db, "--detach", "--no-chdir",
+                f"--pidfile={self.rundir / 'ovn-controller.pid'}",
+                f"--log-file={self.rundir / 'ovn-controller.log'}",
+            ],
+            netns=self.netns,
+            env=env,
+        )  # fmt: skip
+
+    def pids(self) -> list[int]:
+        names = ("conf", "ovs-vswitchd", "ovn-controller")
+        return [p for n in names if (p := read_pid(self.rundir / f"{n}.pid"))]

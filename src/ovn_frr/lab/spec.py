@@ -1,0 +1,159 @@
+"""A lab topology described as plain values: nodes (chassis), external peers, links.
+
+Addresses are derived from the position of a link, so a description stays small:
+link ``i`` is ``10.255.i.0/24`` and ``fd00:255:i::/64``, side ``a`` ``.1``/``::1``, side ``b``
+``.2``/``::2``. Interfaces are named ``to-<other end>`` inside each namespace.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from dataclasses import dataclass
+
+NAME_RE = re.compile(r"^[a-z][a-z0-9]{0,11}$")
+LAB_NAME_RE = re.compile(r"^[a-z][a-z0-9]{0,9}$")
+
+
+class SpecError(ValueError):
+    """The topology description is inconsistent."""
+
+
+@dataclass(frozen=True, slots=True)
+class NodeSpec:
+    """A chassis: FRR (zebra with the FPM module, bgpd, bfdd, staticd) in its own namespace."""
+
+    name: str
+    asn: int = 64512
+    #: The lab renders BGP sessions to every linked peer. False: FRR starts bare (the agent
+    #: configures BGP).
+    bgp: bool = True
+    #: zebra sends FPM to 127.0.0.1:fpm_port in the node's namespace; None: no FPM target.
+    fpm_port: int | None = 2620
+    #: Also run ovsdb-server + ovs-vswitchd (userspace datapath) + ovn-controller.
+    chassis: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PeerSpec:
+    """An external BGP router (a ToR) running FRR in its own namespace."""
+
+    name: str
+    asn: int
+
+
+@dataclass(frozen=True, slots=True)
+class LinkSpec:
+    a: str
+    b: str
+
+
+@dataclass(frozen=True, slots=True)
+class LabSpec:
+    nodes: tuple[NodeSpec, ...] = ()
+    peers: tuple[PeerSpec, ...] = ()
+    links: tuple[LinkSpec, ...] = ()
+    #: Start OVN central (NB + SB ovsdb-server, ovn-northd).
+    ovn: bool = True
+    #: BGP timers used on lab-rendered sessions (keepalive, hold) and connect retry.
+    bgp_timers: tuple[int, int] = (1, 3)
+    bgp_connect_retry: int = 1
+
+    def validate(self) -> None:
+        names = [n.name for n in self.nodes] + [p.name for p in self.peers]
+        for name in names:
+            if not NAME_RE.match(name):
+                raise SpecError(f"{name!r}: names are [a-z][a-z0-9]*, at most 12 characters")
+        if len(set(names)) != len(names):
+            raise SpecError("node and peer names must be unique")
+        if "ovn" in names:
+            raise SpecError("'ovn' is reserved for the OVN central namespace")
+        pairs = set()
+        for link in self.links:
+            for end in (link.a, link.b):
+                if end not in names:
+                    raise SpecError(f"link {link.a}-{link.b}: no node or peer {end!r}")
+            if link.a == link.b or frozenset((link.a, link.b)) in pairs:
+                raise SpecError(f"link {link.a}-{link.b}: duplicate or loop")
+            pairs.add(frozenset((link.a, link.b)))
+        if len(self.links) > 250:
+            raise SpecError("at most 250 links")
+
+    def node(self, name: str) -> NodeSpec:
+        for n in self.nodes:
+            if n.name == name:
+                return n
+        raise KeyError(name)
+
+    def peer(self, name: str) -> PeerSpec:
+        for p in self.peers:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+    def router_id(self, name: str) -> ipaddress.IPv4Address:
+        """192.0.2.(1..) for nodes, 192.0.2.(101..) for peers; also on the loopback."""
+        for i, n in enumerate(self.nodes):
+            if n.name == name:
+                return ipaddress.IPv4Address("192.0.2.1") + i
+        for i, p in enumerate(self.peers):
+            if p.name == name:
+                return ipaddress.IPv4Address("192.0.2.101") + i
+        raise KeyError(name)
+
+
+@dataclass(frozen=True, slots=True)
+class LinkAddrs:
+    """One link's ends as seen from ``local``."""
+
+    index: int
+    local: str
+    remote: str
+    ifname: str
+    v4: ipaddress.IPv4Interface
+    v6: ipaddress.IPv6Interface
+    peer_v4: ipaddress.IPv4Address
+    peer_v6: ipaddress.IPv6Address
+
+
+def link_addrs(spec: LabSpec, local: str) -> list[LinkAddrs]:
+    """Every link of ``local`` with its addresses, in link order."""
+    out = []
+    for i, link in enumerate(spec.links):
+        if local not in (link.a, link.b):
+            continue
+        side = 1 if link.a == local else 2
+        other = link.b if side == 1 else link.a
+        v4 = ipaddress.IPv4Interface(f"10.255.{i}.{side}/24")
+        v6 = ipaddress.IPv6Interface(f"fd00:255:{i}::{side}/64")
+        out.append(
+            LinkAddrs(
+                index=i,
+                local=local,
+                remote=other,
+                ifname=f"to-{other}",
+                v4=v4,
+                v6=v6,
+                peer_v4=ipaddress.IPv4Address(f"10.255.{i}.{3 - side}"),
+                peer_v6=ipaddress.IPv6Address(f"fd00:255:{i}::{3 - side}"),
+            )
+        )
+    return out
+
+
+def demo_spec() -> LabSpec:
+    """The demo and e2e topology: one chassis with FRR + OVN, two ToRs."""
+    return LabSpec(
+        nodes=(NodeSpec("node1", bgp=False, chassis=True),),
+        peers=(PeerSpec("tor1", 65001), PeerSpec("tor2", 65002)),
+        links=(LinkSpec("node1", "tor1"), LinkSpec("node1", "tor2")),
+    )
+
+
+def minimal_spec() -> LabSpec:
+    """node1 + tor1 with lab-rendered BGP: the smallest lab that moves a route."""
+    return LabSpec(
+        nodes=(NodeSpec("node1"),),
+        peers=(PeerSpec("tor1", 65001),),
+        links=(LinkSpec("node1", "tor1"),),
+    )

@@ -1,0 +1,32 @@
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+from ovn_frr.versions import FRR_ZEBRA
+
+
+def lab_unavailable() -> str | None:
+    """Why lab tests cannot run here, or None."""
+    if os.geteuid() != 0:
+        return "needs root (network namespaces, FRR, OVN): run as root"
+    missing = [
+        b for b in ("ip", "vtysh", "ovsdb-server", "ovn-northd", "ovs-vswitchd", "ovn-controller")
+        if shutil.which(b) is None
+    ]  # fmt: skip
+    if not os.path.exists(FRR_ZEBRA):
+        missing.append(FRR_ZEBRA)
+    if missing:
+        return f"needs {', '.join(missing)}: run `make setup`"
+    return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    reason = lab_unavailable()
+    for item in items:
+        if "/functional/" in str(item.path) or "/e2e/" in str(item.path):
+            item.add_marker(pytest.mark.root)
+            if reason is not None:
+                item.add_marker(pytest.mark.skip(reason=reason))
