@@ -17,7 +17,11 @@ CLI = [sys.executable, "-m", "ovn_frr"]
 
 def cli(*args: str, base: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [*CLI, "lab", "--base", str(base), *args], capture_output=True, text=True, timeout=120
+        [*CLI, "lab", "--base", str(base), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
 
 
