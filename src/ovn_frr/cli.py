@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import signal
@@ -15,8 +16,13 @@ from rich.console import Console
 from rich.table import Table
 
 from ovn_frr import __version__, config
+from ovn_frr.agent import Agent
 from ovn_frr.frr.vtysh import Vtysh, VtyshError
+from ovn_frr.kernel.netns import listening_socket
 from ovn_frr.lab import Lab, LabError, demo_spec, destroy, list_labs, minimal_spec
+from ovn_frr.ovn.db import OvnError, set_ssl
+from ovn_frr.ovn.local import local_chassis
+from ovn_frr.ovn.routes import nb_connection, sb_connection
 from ovn_frr.versions import detect
 
 err = Console(stderr=True, highlight=False)
@@ -55,14 +61,41 @@ def check_config(file: str) -> None:
 @main.command()
 @click.option("--config", "config_file", required=True, type=click.Path(dir_okay=False))
 def run(config_file: str) -> None:
-    """Run the agent on this chassis."""
-    _load_or_exit(config_file)
-    click.echo(
-        "ovn-frr run: the config is valid, but this build has no reconcile loops yet "
-        "(route import and advertisement land with later releases)",
-        err=True,
+    """Run the agent on this chassis (until SIGTERM or Ctrl-C)."""
+    cfg = _load_or_exit(config_file)
+    try:
+        chassis = cfg.ovn.chassis or local_chassis()
+    except OSError as exc:
+        click.echo(f"ovn.chassis: not set and {exc}", err=True)
+        sys.exit(1)
+    set_ssl(cfg.ovn.ssl_key, cfg.ovn.ssl_cert, cfg.ovn.ssl_ca)
+    fpm = cfg.frr.fpm_listen
+    try:
+        sock = listening_socket(None, str(fpm.host), fpm.port)
+    except OSError as exc:
+        click.echo(f"frr.fpm_listen: cannot listen on {fpm}: {exc.strerror}", err=True)
+        sys.exit(1)
+    agent = Agent(
+        cfg,
+        chassis,
+        Vtysh(cfg.frr.vty_socket_dir),
+        nb_connection(cfg.ovn.nb),
+        sb_connection(cfg.ovn.sb, chassis),
+        sock,
     )
-    sys.exit(2)
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        await agent.run(stop)
+
+    try:
+        asyncio.run(main())
+    except OvnError as exc:
+        click.echo(f"ovn-frr run: {exc}", err=True)
+        sys.exit(1)
 
 
 @main.command()

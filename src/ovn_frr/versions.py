@@ -80,6 +80,11 @@ class Versions:
         return self.frr is not None and self.frr >= Version(9, 1)
 
     @property
+    def ovn_mixed_family_routes(self) -> bool:
+        """OVN 24.09+ routes IPv4 prefixes via IPv6 next hops (RFC 5549 / unnumbered BGP)."""
+        return self.ovn is not None and self.ovn >= Version(24, 9)
+
+    @property
     def ovn_native_dynamic_routing(self) -> bool:
         """OVN 25.03+ understands the dynamic-routing options itself."""
         return self.ovn is not None and self.ovn >= Version(25, 3)
@@ -105,6 +110,9 @@ def detect(run: Runner = _run) -> Versions:
 
     return Versions(
         frr=ask([FRR_ZEBRA, "--version"], parse_frr),
-        ovn=ask(["ovn-northd", "--version"], parse_ovn),
+        # a chassis may carry only ovn-host (ovn-controller), central only ovn-northd
+        ovn=ask(["ovn-northd", "--version"], parse_ovn)
+        or ask(["ovn-controller", "--version"], parse_ovn)
+        or ask(["ovn-nbctl", "--version"], parse_ovn),
         ovs=ask(["ovsdb-server", "--version"], parse_ovs),
     )

@@ -9,18 +9,24 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ovn_frr.fpm import FpmFramer, FramingError, OtherMessage, RouteMessage, decode, encode_frame
+from ovn_frr.fpm import (
+    FpmFramer,
+    FramingError,
+    Message,
+    NexthopMessage,
+    RouteMessage,
+    decode,
+    encode_frame,
+)
 from ovn_frr.fpm.netlink import RTM_NEWROUTE
 from tests.unit.nlbuild import route
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "fpm"
 
 
-def decode_stream(
-    data: bytes, chunks: list[int] | None = None
-) -> list[RouteMessage | OtherMessage]:
+def decode_stream(data: bytes, chunks: list[int] | None = None) -> list[Message]:
     framer = FpmFramer()
-    out: list[RouteMessage | OtherMessage] = []
+    out: list[Message] = []
     pos = 0
     for size in [*(chunks or []), len(data)]:
         for payload in framer.feed(data[pos : pos + size]):
@@ -32,7 +38,7 @@ def decode_stream(
     return out
 
 
-def routes(msgs: list[RouteMessage | OtherMessage]) -> list[RouteMessage]:
+def routes(msgs: list[Message]) -> list[RouteMessage]:
     return [m for m in msgs if isinstance(m, RouteMessage)]
 
 
@@ -58,7 +64,16 @@ def test_captured_inline_ecmp_stream() -> None:
 def test_captured_nexthop_group_stream() -> None:
     """zebra's default: routes reference next-hop groups (RTA_NH_ID), sent as RTM_NEWNEXTHOP."""
     msgs = decode_stream((FIXTURES / "ecmp-nhg.bin").read_bytes())
-    assert any(isinstance(m, OtherMessage) and m.type == 104 for m in msgs)
+    nhs = [m for m in msgs if isinstance(m, NexthopMessage)]
+    groups = [m for m in nhs if m.group]
+    assert groups, "the ECMP step creates a group"
+    members = {m.id: m for m in nhs if not m.group}
+    for g in groups:  # in this capture, members precede their group
+        assert all(member in members for member, _w in g.group)
+    assert {str(members[mid].gateway) for mid, _w in groups[0].group} == {
+        "10.255.0.2",
+        "10.255.1.2",
+    }
     bgp = [m for m in routes(msgs) if m.protocol == 186 and m.add]
     assert bgp and all(m.nh_id is not None and not m.nexthops for m in bgp)
 

@@ -16,10 +16,12 @@ from pydantic_core import ErrorDetails
 
 from ovn_frr.config.checks import check
 from ovn_frr.config.schema import (
+    AgentConfig,
     BfdConfig,
     BfdProfile,
     BgpConfig,
     FrrConfig,
+    ImportConfig,
     Neighbor,
     NodeConfig,
     OvnConfig,
@@ -27,11 +29,13 @@ from ovn_frr.config.schema import (
 )
 
 __all__ = [
+    "AgentConfig",
     "BfdConfig",
     "BfdProfile",
     "BgpConfig",
     "ConfigError",
     "FrrConfig",
+    "ImportConfig",
     "Neighbor",
     "NodeConfig",
     "OvnConfig",
@@ -95,9 +99,10 @@ def _model_at(loc: tuple[int | str, ...]) -> type[BaseModel] | None:
         if isinstance(part, int) or skip_key:
             skip_key = False
             continue
-        if model is None or part not in model.model_fields:
+        fields = {f.alias or n: f for n, f in model.model_fields.items()} if model else {}
+        if part not in fields:
             return None
-        ann = model.model_fields[part].annotation
+        ann = fields[part].annotation
         # a table of tables (bfd.profiles.NAME): the next part is a key, not a field
         skip_key = getattr(ann, "__origin__", None) is dict
         model = _first_model(ann)
@@ -140,7 +145,8 @@ def _describe(err: ErrorDetails) -> str:
         reason = "unknown key"
         model = _model_at(loc)
         if model is not None:
-            close = difflib.get_close_matches(str(loc[-1]), list(model.model_fields), n=1)
+            names = [f.alias or n for n, f in model.model_fields.items()]
+            close = difflib.get_close_matches(str(loc[-1]), names, n=1)
             if close:
                 reason += f" (did you mean {close[0]!r}?)"
     elif kind in _TYPE_NAMES:

@@ -15,6 +15,8 @@ Problem = tuple[str, str]
 def check(cfg: NodeConfig) -> list[Problem]:
     problems: list[Problem] = []
     problems += _check_ovn(cfg)
+    if not cfg.import_.protocols:
+        problems.append(("import.protocols", "must name at least one protocol"))
     seen: dict[tuple[str | None, str], int] = {}
     for i, nb in enumerate(cfg.bgp.neighbors):
         path = f"bgp.neighbors[{i}]"

@@ -86,8 +86,33 @@ class BfdConfig(_Model):
     profiles: dict[Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")], BfdProfile] = {}
 
 
+ImportProtocol = Literal["bgp", "static", "ospf", "isis"]
+
+
+class ImportConfig(_Model):
+    """Which routes zebra selected are imported into OVN (never connected/kernel routes)."""
+
+    protocols: Annotated[tuple[ImportProtocol, ...], LAX] = ("bgp",)
+    allow_default: bool = False
+    #: Prefixes that may be imported although they overlap what OVN owns.
+    allow_overlap: Annotated[tuple[Prefix, ...], LAX] = ()
+    #: Per router: beyond it nothing new is added, what is in OVN stays.
+    max_prefix: Annotated[int, Field(ge=1, le=10_000_000)] = 1_000_000
+    #: How long an FPM delete waits for the add that may follow it (a route update).
+    coalesce_ms: Annotated[int, Field(ge=0, le=5000)] = 50
+    #: Quiet time after which a (re)connect replay is taken as complete.
+    replay_quiet_ms: Annotated[int, Field(ge=100, le=60000)] = 1000
+
+
+class AgentConfig(_Model):
+    #: Minimum spacing of reconcile passes during bursts (a lone change is not delayed).
+    debounce_ms: Annotated[int, Field(ge=0, le=10000)] = 50
+
+
 class NodeConfig(_Model):
     ovn: OvnConfig = OvnConfig()
     frr: FrrConfig = FrrConfig()
     bgp: BgpConfig
     bfd: BfdConfig = BfdConfig()
+    import_: ImportConfig = Field(default=ImportConfig(), alias="import")
+    agent: AgentConfig = AgentConfig()

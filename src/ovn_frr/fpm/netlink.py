@@ -9,6 +9,12 @@ A payload holds netlink messages back to back, each padded to 4 bytes::
 
 RTA_MULTIPATH holds ``rtnexthop`` records (len u16 | flags u8 | hops u8 | ifindex i32) each
 followed by its own attributes (RTA_GATEWAY, RTA_VIA for an IPv6 next hop of an IPv4 route).
+
+Next-hop objects (zebra's default, routes then carry RTA_NH_ID)::
+
+    nhmsg:     family u8 | scope u8 | protocol u8 | resvd u8 | flags u32
+    nhattr*:   NHA_ID u32 | NHA_GATEWAY addr | NHA_OIF u32 | NHA_BLACKHOLE (flag) |
+               NHA_GROUP: (id u32 | weight u8 | resvd u8 | resvd u16)*  (weight is stored - 1)
 """
 
 from __future__ import annotations
@@ -26,8 +32,13 @@ RTMSG = struct.Struct("=BBBBBBBBI")
 RTATTR = struct.Struct("=HH")
 RTNH = struct.Struct("=HBBi")
 
+NHMSG = struct.Struct("=BBBBI")
+NH_GRP = struct.Struct("=IBBH")
+
 RTM_NEWROUTE = 24
 RTM_DELROUTE = 25
+RTM_NEWNEXTHOP = 104
+RTM_DELNEXTHOP = 105
 NLM_F_REPLACE = 0x100
 
 RTA_DST = 1
@@ -38,6 +49,12 @@ RTA_MULTIPATH = 9
 RTA_TABLE = 15
 RTA_VIA = 18
 RTA_NH_ID = 30
+
+NHA_ID = 1
+NHA_GROUP = 2
+NHA_BLACKHOLE = 4
+NHA_OIF = 5
+NHA_GATEWAY = 6
 
 RTN_NAMES = {0: "unspec", 1: "unicast", 6: "blackhole", 7: "unreachable", 8: "prohibit"}
 
@@ -72,13 +89,26 @@ class RouteMessage:
 
 
 @dataclass(frozen=True, slots=True)
+class NexthopMessage:
+    """One RTM_NEWNEXTHOP (``add``) or RTM_DELNEXTHOP: a single next hop or a group."""
+
+    add: bool
+    id: int
+    gateway: Address | None = None
+    ifindex: int = 0
+    blackhole: bool = False
+    #: (member id, weight) for a group; empty for a single next hop
+    group: tuple[tuple[int, int], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class OtherMessage:
     """A netlink message this decoder does not interpret (still counted)."""
 
     type: int
 
 
-Message = RouteMessage | OtherMessage
+Message = RouteMessage | NexthopMessage | OtherMessage
 
 
 def split_messages(payload: bytes) -> Iterator[tuple[int, int, bytes]]:
@@ -183,12 +213,43 @@ def decode_route(mtype: int, flags: int, body: bytes) -> RouteMessage:
     )
 
 
+def decode_nexthop(mtype: int, body: bytes) -> NexthopMessage:
+    if len(body) < NHMSG.size:
+        raise FramingError("truncated nhmsg", body)
+    family = body[0]
+    nh_id = 0
+    gw: Address | None = None
+    oif = 0
+    blackhole = False
+    group: list[tuple[int, int]] = []
+    for atype, value in _attrs(body, NHMSG.size):
+        if atype == NHA_ID and len(value) == 4:
+            (nh_id,) = struct.unpack("=I", value)
+        elif atype == NHA_GATEWAY:
+            gw = _addr(family, value)
+        elif atype == NHA_OIF and len(value) == 4:
+            (oif,) = struct.unpack("=I", value)
+        elif atype == NHA_BLACKHOLE:
+            blackhole = True
+        elif atype == NHA_GROUP:
+            if len(value) % NH_GRP.size:
+                raise FramingError("bad NHA_GROUP length", value)
+            for off in range(0, len(value), NH_GRP.size):
+                member, weight, _r1, _r2 = NH_GRP.unpack_from(value, off)
+                group.append((member, weight + 1))
+    if nh_id == 0:
+        raise FramingError("next hop without NHA_ID", body[:32])
+    return NexthopMessage(mtype == RTM_NEWNEXTHOP, nh_id, gw, oif, blackhole, tuple(group))
+
+
 def decode(payload: bytes) -> list[Message]:
     """Every message of one FPM frame payload; raises FramingError on malformed input."""
     out: list[Message] = []
     for mtype, flags, body in split_messages(payload):
         if mtype in (RTM_NEWROUTE, RTM_DELROUTE):
             out.append(decode_route(mtype, flags, body))
+        elif mtype in (RTM_NEWNEXTHOP, RTM_DELNEXTHOP):
+            out.append(decode_nexthop(mtype, body))
         else:
             out.append(OtherMessage(mtype))
     return out

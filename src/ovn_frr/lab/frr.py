@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import ipaddress
+import os
+import signal
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ovn_frr.frr.vtysh import Vtysh, VtyshError
-from ovn_frr.lab.proc import LabError, read_pid, run, wait_for
+from ovn_frr.lab.proc import LabError, kill_pids, read_pid, remove_frr_tmp, run, wait_for
 from ovn_frr.versions import Version
 
 FRR_SBIN = Path("/usr/lib/frr")
@@ -31,7 +33,8 @@ class FrrInstance:
     netns: str
     rundir: Path
     daemons: tuple[str, ...]
-    fpm: bool = False
+    #: zebra loads dplane_fpm_nl and sends FPM to 127.0.0.1:fpm_port
+    fpm_port: int | None = None
 
     @property
     def vtysh(self) -> Vtysh:
@@ -41,27 +44,42 @@ class FrrInstance:
         # FRR drops privileges (-u root keeps uid 0 without CAP_DAC_OVERRIDE): the run dir
         # must be owned by root itself.
         self.rundir.mkdir(parents=True, exist_ok=True, mode=0o755)
-        common = [
+        for daemon in self.daemons:
+            self.start_daemon(daemon)
+
+    def start_daemon(self, daemon: str) -> None:
+        conf = self.rundir / f"{daemon}.conf"
+        lines = [f"hostname {self.name}", f"log file {self.rundir / daemon}.log"]
+        if daemon == "zebra" and self.fpm_port is not None:
+            # in the file, so that a restarted zebra finds its FPM target again
+            lines.append(f"fpm address 127.0.0.1 port {self.fpm_port}")
+        conf.write_text("\n".join(lines) + "\n")
+        argv = [
+            str(FRR_SBIN / daemon),
             "-d", "-u", "root", "-g", "frrvty", "-P", "0",
             "--vty_socket", str(self.rundir),
             "-z", str(self.rundir / "zserv.api"),
+            "-i", str(self.rundir / f"{daemon}.pid"),
+            "-f", str(conf),
+            "--log", f"file:{self.rundir / daemon}.log",
         ]  # fmt: skip
-        for daemon in self.daemons:
-            conf = self.rundir / f"{daemon}.conf"
-            conf.write_text(f"hostname {self.name}\nlog file {self.rundir / daemon}.log\n")
-            argv = [
-                str(FRR_SBIN / daemon), *common,
-                "-i", str(self.rundir / f"{daemon}.pid"),
-                "-f", str(conf),
-                "--log", f"file:{self.rundir / daemon}.log",
-            ]  # fmt: skip
-            if daemon == "zebra" and self.fpm:
-                argv += ["-M", "dplane_fpm_nl"]
-            if daemon == "bfdd":
-                argv += ["--bfdctl", str(self.rundir / "bfdd.sock")]
-            run(argv, netns=self.netns)
-            sock = self.rundir / f"{daemon}.vty"
-            wait_for(sock.exists, timeout=10, what=f"{self.name} {daemon} vty socket")
+        if daemon == "zebra" and self.fpm_port is not None:
+            argv += ["-M", "dplane_fpm_nl"]
+        if daemon == "bfdd":
+            argv += ["--bfdctl", str(self.rundir / "bfdd.sock")]
+        run(argv, netns=self.netns)
+        sock = self.rundir / f"{daemon}.vty"
+        wait_for(sock.exists, timeout=10, what=f"{self.name} {daemon} vty socket")
+
+    def restart_daemon(self, daemon: str, sig: int = signal.SIGTERM) -> None:
+        """Stop one daemon (``sig``, then SIGKILL) and start it again with the same flags."""
+        pid = read_pid(self.rundir / f"{daemon}.pid")
+        if pid is not None:
+            os.kill(pid, sig)
+            kill_pids([pid])
+            remove_frr_tmp([pid])
+        (self.rundir / f"{daemon}.vty").unlink(missing_ok=True)
+        self.start_daemon(daemon)
 
     def pids(self) -> list[int]:
         return [p for d in self.daemons if (p := read_pid(self.rundir / f"{d}.pid"))]

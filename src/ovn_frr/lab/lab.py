@@ -140,17 +140,12 @@ class Lab:
             self.netns(node.name),
             self.rundir / node.name / "frr",
             tuple(daemons_for(self.versions.frr, node=True)),
-            fpm=node.fpm_port is not None,
+            fpm_port=node.fpm_port,
         )
         frr.start()
         self.frr[node.name] = frr
-        lines = []
-        if node.fpm_port is not None:
-            lines.append(f"fpm address 127.0.0.1 port {node.fpm_port}")
         if node.bgp:
-            lines += self._bgp_config(node.name, node.asn)
-        if lines:
-            frr.apply("\n".join(lines) + "\n")
+            frr.apply("\n".join(self._bgp_config(node.name, node.asn)) + "\n")
         if node.chassis:
             assert self.ovn is not None
             ch = Chassis(

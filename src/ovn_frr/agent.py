@@ -1,0 +1,183 @@
+"""The agent: one asyncio loop that wakes on FPM and OVSDB changes and reconciles.
+
+Each pass is level-triggered: snapshot zebra's RIB and OVN, compute the desired OVN routes with
+the pure import policy, diff against the rows this chassis owns, write the difference. No route
+is deleted before the first complete FPM replay since start (the RIB is partial until then), so
+a restart adopts the rows that are still valid and never re-creates them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+from ovn_frr.config import NodeConfig
+from ovn_frr.core.importer import RouteDiff, diff_routes, plan_import
+from ovn_frr.core.model import PROTOCOLS, ImportPlan, ImportPolicy, Rejection
+from ovn_frr.fpm.rib import Rib
+from ovn_frr.fpm.server import FpmServer
+from ovn_frr.frr.vtysh import Vtysh, VtyshError
+from ovn_frr.ovn.db import OvnError, OvsdbConnection
+from ovn_frr.ovn.routes import apply_routes, bound_gateway_ports, nb_snapshot
+from ovn_frr.versions import Versions, detect
+
+log = logging.getLogger(__name__)
+
+
+def import_policy(cfg: NodeConfig, versions: Versions) -> ImportPolicy:
+    imp = cfg.import_
+    return ImportPolicy(
+        protocols=frozenset(PROTOCOLS[p] for p in imp.protocols),
+        allow_default=imp.allow_default,
+        allow_overlap=imp.allow_overlap,
+        max_prefix=imp.max_prefix,
+        mixed_family=versions.ovn_mixed_family_routes,
+    )
+
+
+@dataclass(slots=True)
+class AgentState:
+    started: float = 0.0
+    passes: int = 0
+    routes_imported: int = 0
+    added: int = 0
+    deleted: int = 0
+    last_error: str = ""
+    rejected: tuple[Rejection, ...] = ()
+    routers: dict[str, int] = field(default_factory=dict)
+
+
+class Agent:
+    def __init__(
+        self,
+        cfg: NodeConfig,
+        chassis: str,
+        vtysh: Vtysh,
+        nb: OvsdbConnection,
+        sb: OvsdbConnection,
+        fpm_socket: socket.socket,
+        clock: Callable[[], float] = time.monotonic,
+        ifnames: Callable[[], dict[int, str]] = lambda: dict(socket.if_nameindex()),
+        versions: Versions | None = None,
+    ) -> None:
+        self.cfg = cfg
+        self.chassis = chassis
+        self.vtysh = vtysh
+        self.nb = nb
+        self.sb = sb
+        self.clock = clock
+        self.ifnames = ifnames
+        self.versions = versions or detect()
+        self.policy = import_policy(cfg, self.versions)
+        self.rib = Rib(cfg.import_.coalesce_ms / 1000, cfg.import_.replay_quiet_ms / 1000)
+        self.state = AgentState()
+        self._wake = asyncio.Event()
+        self._fpm_socket = fpm_socket
+        self.fpm = FpmServer(self.rib, self._wake.set, clock)
+        self._reported: set[tuple[str, str, str]] = set()
+
+    def _wake_threadsafe(self, loop: asyncio.AbstractEventLoop) -> Callable[[], None]:
+        def wake() -> None:
+            loop.call_soon_threadsafe(self._wake.set)
+
+        return wake
+
+    async def run(self, stop: asyncio.Event) -> None:
+        loop = asyncio.get_running_loop()
+        self.state.started = self.clock()
+        for db in (self.nb, self.sb):
+            db.on_change = self._wake_threadsafe(loop)
+            await asyncio.to_thread(db.start)
+        await self._configure_frr()
+        await self.fpm.start(self._fpm_socket)
+        log.info("agent_started chassis=%s fpm=%s", self.chassis, self.cfg.frr.fpm_listen)
+        try:
+            await self._loop(stop)
+        finally:
+            await self.fpm.close()
+            for db in (self.nb, self.sb):
+                await asyncio.to_thread(db.stop)
+
+    async def _configure_frr(self) -> None:
+        fpm = self.cfg.frr.fpm_listen
+        try:
+            await asyncio.to_thread(self.vtysh.apply, f"fpm address {fpm.host} port {fpm.port}\n")
+        except VtyshError as exc:
+            # FRR may be restarting; zebra keeps whatever FPM target it had. Reported, retried
+            # at the next start (the FRR config reconciler of the advertise path owns this).
+            self.state.last_error = f"FRR: {exc}"
+            log.error("frr_fpm_config_failed error=%s", exc)
+
+    async def _loop(self, stop: asyncio.Event) -> None:
+        debounce = self.cfg.agent.debounce_ms / 1000
+        last_pass = -1e9
+        next_due: float | None = None
+        stopper = asyncio.ensure_future(stop.wait())
+        try:
+            while not stop.is_set():
+                timeout = None if next_due is None else max(0.0, next_due - self.clock())
+                waker = asyncio.ensure_future(self._wake.wait())
+                await asyncio.wait({waker, stopper}, timeout=timeout,
+                                   return_when=asyncio.FIRST_COMPLETED)  # fmt: skip
+                waker.cancel()
+                if stop.is_set():
+                    break
+                # debounce bursts: at most one pass per `debounce`, a lone change goes at once
+                pause = last_pass + debounce - self.clock()
+                if pause > 0:
+                    await asyncio.sleep(pause)
+                self._wake.clear()
+                last_pass = self.clock()
+                next_due = await self.reconcile()
+        finally:
+            stopper.cancel()
+
+    async def reconcile(self) -> float | None:
+        """One pass; returns when the RIB next needs a tick (held deletes, replay sweep)."""
+        was_synced = self.rib.synced
+        next_due = self.rib.tick(self.clock())
+        if self.rib.synced and not was_synced:
+            log.info("fpm_replay_complete routes=%d", len(self.rib))
+        rib = self.rib.snapshot()
+        policy = replace(self.policy, ifnames=self.ifnames())
+        try:
+            bound = await asyncio.to_thread(
+                self.sb.read, lambda idl: bound_gateway_ports(idl, self.chassis)
+            )
+            ovn = await asyncio.to_thread(
+                self.nb.read, lambda idl: nb_snapshot(idl, self.chassis, bound)
+            )
+            plan = plan_import(ovn, rib, policy)
+            diff = diff_routes(plan.routes, ovn.routes)
+            if not self.rib.synced:
+                diff = RouteDiff(diff.add, ())  # the RIB is partial until the first replay ends
+            if diff:
+                added, deleted = await asyncio.to_thread(apply_routes, self.nb, self.chassis, diff)
+                self.state.added += added
+                self.state.deleted += deleted
+                log.info("ovn_routes_written added=%d deleted=%d", added, deleted)
+            self._record(plan, len(ovn.routes) + len(diff.add) - len(diff.delete))
+            self.state.last_error = ""
+        except OvnError as exc:
+            self.state.last_error = str(exc)
+            log.error("reconcile_failed error=%s", exc)
+            return self.clock() + 1.0  # retry
+        self.state.passes += 1
+        return next_due
+
+    def _record(self, plan: ImportPlan, imported: int) -> None:
+        self.state.routes_imported = imported
+        self.state.rejected = plan.rejected
+        self.state.routers = dict(plan.routers)
+        for r in plan.rejected:
+            key = (r.router, r.prefix, r.reason)
+            if key not in self._reported:
+                self._reported.add(key)
+                log.warning("route_rejected router=%s prefix=%s reason=%s detail=%s",
+                            r.router, r.prefix, r.reason, r.detail)  # fmt: skip
+        if len(self._reported) > 100_000:
+            self._reported = {(r.router, r.prefix, r.reason) for r in plan.rejected}

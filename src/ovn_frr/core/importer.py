@@ -1,0 +1,216 @@
+"""Import policy: which of zebra's routes become which OVN static routes (pure).
+
+``plan_import(ovn, rib, policy)`` decides, for every router that learns on this chassis, the
+static routes it should have; ``diff_routes`` turns that into rows to add and rows to delete.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from ovn_frr.core.model import (
+    MAIN_TABLE,
+    Address,
+    DesiredRoute,
+    Hop,
+    ImportPlan,
+    ImportPolicy,
+    OvnSnapshot,
+    OwnedRoute,
+    Rejection,
+    RibRoute,
+    RibSnapshot,
+    Router,
+    RouterPort,
+)
+from ovn_frr.core.prefixes import PrefixIndex
+
+OPT_ENABLED = "dynamic-routing"
+OPT_VRF = "dynamic-routing-vrf-name"
+OPT_VRF_ID = "dynamic-routing-vrf-id"
+OPT_NO_LEARNING = "dynamic-routing-no-learning"
+OPT_PORT_NAME = "dynamic-routing-port-name"
+
+
+def _true(options: Mapping[str, str], key: str) -> bool:
+    return options.get(key, "").strip().lower() == "true"
+
+
+def learning_routers(
+    ovn: OvnSnapshot, policy: ImportPolicy
+) -> tuple[dict[str, tuple[Router, int]], list[Rejection]]:
+    """Routers that learn on this chassis -> (router, table), and routers skipped with why."""
+    out: dict[str, tuple[Router, int]] = {}
+    problems: list[Rejection] = []
+    for r in ovn.routers:
+        if not _true(r.options, OPT_ENABLED) or _true(r.options, OPT_NO_LEARNING):
+            continue
+        if not (r.pinned_here or any(p.bound_here for p in r.ports)):
+            continue
+        vrf = r.options.get(OPT_VRF, "").strip()
+        if not vrf:
+            table = MAIN_TABLE
+        elif vrf in policy.vrf_tables:
+            table = policy.vrf_tables[vrf]
+        elif r.options.get(OPT_VRF_ID, "").strip().isdigit():
+            table = int(r.options[OPT_VRF_ID])
+        else:
+            problems.append(Rejection(r.name, "*", "vrf", f"FRR has no VRF {vrf!r}"))
+            continue
+        out[r.name] = (r, table)
+    return out, problems
+
+
+@dataclass(frozen=True, slots=True)
+class _PortMatcher:
+    """Finds the router port a next hop leaves through."""
+
+    ports: tuple[RouterPort, ...]
+    #: ports restricted to a host interface (options:dynamic-routing-port-name)
+    by_ifname: Mapping[str, RouterPort]
+
+    @classmethod
+    def of(cls, router: Router) -> _PortMatcher:
+        ports = tuple(p for p in router.ports if not _true(p.options, OPT_NO_LEARNING))
+        named = {p.options[OPT_PORT_NAME]: p for p in ports if p.options.get(OPT_PORT_NAME)}
+        return cls(ports, named)
+
+    def match(self, hop: Hop, ifnames: Mapping[int, str]) -> RouterPort | str:
+        """The output port, or the reason there is none."""
+        gw = hop.gateway
+        if gw is None:
+            return "next hop has no gateway address"
+        if self.by_ifname:
+            ifname = ifnames.get(hop.ifindex)
+            port = self.by_ifname.get(ifname or "")
+            if port is None:
+                return (
+                    f"next hop {gw} is via {ifname or hop.ifindex}, not a dynamic-routing-port-name"
+                )
+            if gw.is_link_local or _contains(port, gw):
+                return port
+            return f"next hop {gw} is not in the networks of {port.name}"
+        if gw.is_link_local:
+            return f"link-local next hop {gw} needs options:{OPT_PORT_NAME} on the router port"
+        for port in self.ports:
+            if _contains(port, gw):
+                return port
+        return f"next hop {gw} is in no network of the router's ports"
+
+
+def _contains(port: RouterPort, addr: Address) -> bool:
+    return any(n.version == addr.version and addr in n.network for n in port.networks)
+
+
+def plan_import(ovn: OvnSnapshot, rib: RibSnapshot, policy: ImportPolicy) -> ImportPlan:
+    routers, rejected = learning_routers(ovn, policy)
+    owned = PrefixIndex(ovn.owned_prefixes)
+    allowed = PrefixIndex(policy.allow_overlap)
+    existing: dict[str, set[str]] = {}
+    for row in ovn.routes:
+        existing.setdefault(row.router, set()).add(row.prefix)
+    desired: set[DesiredRoute] = set()
+    for name, (router, table) in sorted(routers.items()):
+        matcher = _PortMatcher.of(router)
+        accepted: dict[str, list[DesiredRoute]] = {}
+        for route in rib.table(table).values():
+            if route.protocol not in policy.protocols:
+                continue  # connected, kernel, ...: never candidates, not "rejected"
+            result = _decide(name, route, matcher, owned, allowed, policy)
+            if isinstance(result, Rejection):
+                rejected.append(result)
+            else:
+                accepted[str(route.prefix)] = result
+        desired.update(
+            _limit(name, accepted, existing.get(name, set()), policy.max_prefix, rejected)
+        )
+    return ImportPlan(
+        frozenset(desired), tuple(sorted(rejected)), {n: t for n, (_r, t) in routers.items()}
+    )
+
+
+def _decide(
+    router: str,
+    route: RibRoute,
+    matcher: _PortMatcher,
+    owned: PrefixIndex,
+    allowed: PrefixIndex,
+    policy: ImportPolicy,
+) -> list[DesiredRoute] | Rejection:
+    prefix = str(route.prefix)
+    if route.kind != "unicast":
+        return Rejection(router, prefix, "not-unicast", f"{route.kind} route")
+    if route.prefix.prefixlen == 0:
+        if not policy.allow_default:
+            return Rejection(router, prefix, "default-route", "default route not allowed")
+    elif (hit := owned.overlapping(route.prefix)) is not None and not allowed.overlapping(
+        route.prefix
+    ):
+        net, what = hit
+        return Rejection(router, prefix, "hijack", f"overlaps {net} ({what}) owned by OVN")
+    rows = []
+    reasons = []
+    for hop in sorted(route.hops, key=_hop_key):
+        if hop.gateway and hop.gateway.version != route.prefix.version and not policy.mixed_family:
+            reasons.append(f"IPv4 via IPv6 next hop {hop.gateway} needs OVN >= 24.09")
+            continue
+        port = matcher.match(hop, policy.ifnames)
+        if isinstance(port, str):
+            reasons.append(port)
+            continue
+        rows.append(DesiredRoute(router, prefix, str(hop.gateway), port.name))
+    if not rows:
+        return Rejection(router, prefix, "unresolvable-nexthop", "; ".join(reasons))
+    return rows
+
+
+def _hop_key(h: Hop) -> tuple[int, str, int]:
+    return (h.gateway.version if h.gateway else 0, str(h.gateway), h.ifindex)
+
+
+def _limit(
+    router: str,
+    accepted: Mapping[str, list[DesiredRoute]],
+    existing: set[str],
+    limit: int,
+    rejected: list[Rejection],
+) -> Iterable[DesiredRoute]:
+    """Max-prefix: beyond ``limit`` nothing new is added; what OVN already has stays."""
+    if len(accepted) <= limit:
+        return (r for rows in accepted.values() for r in rows)
+    keep = [p for p in accepted if p in existing][:limit]
+    new = sorted((p for p in accepted if p not in existing), key=_prefix_order)
+    room = limit - len(keep)
+    keep += new[:room]
+    for p in new[room:]:
+        rejected.append(Rejection(router, p, "max-prefix", f"router is at its limit of {limit}"))
+    return (r for p in keep for r in accepted[p])
+
+
+def _prefix_order(p: str) -> tuple[int, int, int]:
+    n = ipaddress.ip_network(p)
+    return (n.version, int(n.network_address), n.prefixlen)
+
+
+@dataclass(frozen=True, slots=True)
+class RouteDiff:
+    add: tuple[DesiredRoute, ...]
+    delete: tuple[OwnedRoute, ...]
+
+    def __bool__(self) -> bool:
+        return bool(self.add or self.delete)
+
+
+def diff_routes(desired: frozenset[DesiredRoute], rows: Iterable[OwnedRoute]) -> RouteDiff:
+    """Rows to add and owned rows to delete; a still-valid row is never touched."""
+    have: set[DesiredRoute] = set()
+    delete = []
+    for row in rows:
+        key = DesiredRoute(row.router, row.prefix, row.nexthop, row.output_port or "")
+        if key in desired and key not in have:
+            have.add(key)
+        else:
+            delete.append(row)  # no longer desired, or a duplicate
+    return RouteDiff(tuple(sorted(desired - have)), tuple(delete))

@@ -1,0 +1,131 @@
+"""Values that cross the boundary between adapters and the pure core. All frozen."""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+Interface = ipaddress.IPv4Interface | ipaddress.IPv6Interface
+
+MAIN_TABLE = 254
+RTPROT_BGP = 186
+PROTOCOLS = {"kernel": 3, "boot": 3, "static": 4, "bgp": RTPROT_BGP, "ospf": 188, "isis": 187}
+
+# --- FRR side ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Hop:
+    """A resolved next hop of a route zebra selected."""
+
+    gateway: Address | None
+    ifindex: int = 0
+    weight: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class RibRoute:
+    table: int
+    prefix: Network
+    protocol: int
+    kind: str
+    hops: frozenset[Hop]
+
+
+@dataclass(frozen=True, slots=True)
+class RibSnapshot:
+    """zebra's selected routes per table, as last seen on FPM."""
+
+    tables: Mapping[int, Mapping[Network, RibRoute]] = field(default_factory=dict)
+    #: True while a (re)connect replay is still under way (stale routes are kept meanwhile).
+    replaying: bool = False
+
+    def table(self, table_id: int) -> Mapping[Network, RibRoute]:
+        return self.tables.get(table_id, {})
+
+
+# --- OVN side ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RouterPort:
+    name: str
+    networks: tuple[Interface, ...]
+    options: Mapping[str, str] = field(default_factory=dict)
+    #: The port's gateway (chassisredirect) binding is on this chassis.
+    bound_here: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class OwnedRoute:
+    """A Logical_Router_Static_Route row that carries this chassis' ownership marker."""
+
+    uuid: str
+    router: str
+    prefix: str
+    nexthop: str
+    output_port: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Router:
+    name: str
+    options: Mapping[str, str]
+    ports: tuple[RouterPort, ...]
+    #: The router is pinned to this chassis (options:chassis) - a gateway router.
+    pinned_here: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class OvnSnapshot:
+    routers: tuple[Router, ...] = ()
+    #: Prefixes OVN itself owns (port networks, LSP addresses, NAT external IPs, LB VIPs),
+    #: with a description of the owner, for the hijack guard.
+    owned_prefixes: Mapping[Network, str] = field(default_factory=dict)
+    #: Rows this chassis wrote earlier (adopted at start, swept when no longer desired).
+    routes: tuple[OwnedRoute, ...] = ()
+
+
+# --- import decisions -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class DesiredRoute:
+    router: str
+    prefix: str
+    nexthop: str
+    output_port: str
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Rejection:
+    router: str
+    prefix: str
+    reason: str  # hijack | default-route | max-prefix | unresolvable-nexthop | not-unicast | vrf
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class ImportPolicy:
+    protocols: frozenset[int] = frozenset({RTPROT_BGP})
+    allow_default: bool = False
+    #: Prefixes that may be imported although they overlap what OVN owns.
+    allow_overlap: tuple[Network, ...] = ()
+    max_prefix: int = 100_000
+    #: FRR VRF name -> kernel table id (the default VRF is MAIN_TABLE).
+    vrf_tables: Mapping[str, int] = field(default_factory=dict)
+    #: kernel ifindex -> interface name (for options:dynamic-routing-port-name)
+    ifnames: Mapping[int, str] = field(default_factory=dict)
+    #: OVN can route an IPv4 prefix via an IPv6 next hop (OVN >= 24.09).
+    mixed_family: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ImportPlan:
+    routes: frozenset[DesiredRoute]
+    rejected: tuple[Rejection, ...]
+    #: router name -> table it learns from
+    routers: Mapping[str, int]

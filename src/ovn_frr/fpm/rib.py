@@ -1,0 +1,173 @@
+"""zebra's selected routes, rebuilt from the FPM message stream (sans-I/O; time is a parameter).
+
+Three behaviours of zebra shape this reducer:
+
+- An update of a route arrives as RTM_DELROUTE immediately followed by RTM_NEWROUTE (FRR < 9.1;
+  later releases send one RTM_NEWROUTE with NLM_F_REPLACE). A delete is therefore held for
+  ``coalesce`` seconds: if the route comes back meanwhile, it never leaves the snapshot.
+- Routes reference next-hop objects (RTA_NH_ID) that may arrive after the route, and a group may
+  arrive before its members. A route is resolved when everything it references is known; until
+  then the snapshot keeps its previous resolution (if any), so nothing is dropped.
+- On every (re)connect zebra replays all routes, with no end marker and no deletes for what
+  vanished meanwhile. :meth:`connected` marks every route stale; routes refreshed by the replay
+  lose the mark, and once the stream has been quiet for ``replay_quiet`` seconds the still-stale
+  ones are swept.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ovn_frr.core.model import Hop, Network, RibRoute, RibSnapshot
+from ovn_frr.fpm.netlink import Message, NexthopMessage, RouteMessage
+
+Key = tuple[int, Network]
+
+
+@dataclass(slots=True)
+class _Entry:
+    msg: RouteMessage
+    #: the last complete resolution; kept while a newer message waits for its next hops
+    route: RibRoute | None
+
+
+class Rib:
+    def __init__(self, coalesce: float = 0.05, replay_quiet: float = 1.0) -> None:
+        self.coalesce = coalesce
+        self.replay_quiet = replay_quiet
+        self._routes: dict[Key, _Entry] = {}
+        self._nexthops: dict[int, NexthopMessage] = {}
+        #: next-hop id -> routes and groups that reference it
+        self._nh_users: dict[int, set[Key]] = defaultdict(set)
+        self._group_users: dict[int, set[int]] = defaultdict(set)
+        self._pending_del: dict[Key, float] = {}
+        self._stale: set[Key] | None = None
+        self._last_message = 0.0
+        self.version = 0
+        #: A replay has completed since start: the snapshot is the whole RIB (deletes are safe).
+        self.synced = False
+
+    # --- input -------------------------------------------------------------------------------
+
+    def connected(self, now: float) -> None:
+        """A new FPM connection: zebra is about to replay everything."""
+        self._stale = set(self._routes)
+        # next-hop ids belong to one zebra run; routes keep their last resolution meanwhile
+        self._nexthops.clear()
+        self._nh_users.clear()
+        self._group_users.clear()
+        self._last_message = now
+
+    def apply(self, messages: Iterable[Message], now: float) -> None:
+        for m in messages:
+            if isinstance(m, RouteMessage):
+                self._route(m, now)
+            elif isinstance(m, NexthopMessage):
+                self._nexthop(m)
+        self._last_message = now
+
+    def _route(self, m: RouteMessage, now: float) -> None:
+        key = (m.table, m.prefix)
+        if not m.add:
+            if key in self._routes:
+                self._pending_del[key] = now
+            return
+        self._pending_del.pop(key, None)
+        if self._stale is not None:
+            self._stale.discard(key)
+        old = self._routes.get(key)
+        entry = _Entry(m, old.route if old else None)
+        self._routes[key] = entry
+        if m.nh_id is not None:
+            self._nh_users[m.nh_id].add(key)
+        self._resolve(key, entry)
+
+    def _nexthop(self, m: NexthopMessage) -> None:
+        if not m.add:
+            self._nexthops.pop(m.id, None)
+            return
+        self._nexthops[m.id] = m
+        for member, _w in m.group:
+            self._group_users[member].add(m.id)
+        # routes waiting for this id, directly or through a group
+        ids = {m.id} | self._group_users.get(m.id, set())
+        for nh_id in ids:
+            for key in list(self._nh_users.get(nh_id, ())):
+                entry = self._routes.get(key)
+                if entry is not None and entry.msg.nh_id == nh_id:
+                    self._resolve(key, entry)
+
+    def _hops(self, nh_id: int) -> frozenset[Hop] | None:
+        nh = self._nexthops.get(nh_id)
+        if nh is None:
+            return None
+        if not nh.group:
+            return frozenset({Hop(nh.gateway, nh.ifindex)})
+        hops = set()
+        for member, weight in nh.group:
+            m = self._nexthops.get(member)
+            if m is None:
+                return None  # a member is still to come
+            hops.add(Hop(m.gateway, m.ifindex, weight))
+        return frozenset(hops)
+
+    def _resolve(self, key: Key, entry: _Entry) -> None:
+        m = entry.msg
+        if m.nh_id is not None:
+            hops = self._hops(m.nh_id)
+            if hops is None:
+                return
+        else:
+            hops = frozenset(Hop(n.gateway, n.ifindex, n.weight) for n in m.nexthops)
+        route = RibRoute(m.table, m.prefix, m.protocol, m.kind, hops)
+        if route != entry.route:
+            entry.route = route
+            self.version += 1
+
+    # --- time --------------------------------------------------------------------------------
+
+    def tick(self, now: float) -> float | None:
+        """Commit held deletes and a finished replay's sweep that are due at ``now``.
+
+        Returns when the next one falls due (for the caller's timer), or None.
+        """
+        due = [k for k, t in self._pending_del.items() if now - t >= self.coalesce]
+        for key in due:
+            del self._pending_del[key]
+            self._drop(key)
+        if self._stale is not None and now - self._last_message >= self.replay_quiet:
+            for key in self._stale:
+                self._drop(key)
+            self._stale = None
+            self.synced = True
+        deadlines = [t + self.coalesce for t in self._pending_del.values()]
+        if self._stale is not None:
+            deadlines.append(self._last_message + self.replay_quiet)
+        return min(deadlines) if deadlines else None
+
+    def _drop(self, key: Key) -> None:
+        entry = self._routes.pop(key, None)
+        if entry is None:
+            return
+        if entry.msg.nh_id is not None:
+            self._nh_users[entry.msg.nh_id].discard(key)
+        if entry.route is not None:
+            self.version += 1
+
+    # --- output ------------------------------------------------------------------------------
+
+    @property
+    def replaying(self) -> bool:
+        return self._stale is not None
+
+    def snapshot(self) -> RibSnapshot:
+        tables: dict[int, dict[Network, RibRoute]] = defaultdict(dict)
+        for (table, prefix), entry in self._routes.items():
+            if entry.route is not None:
+                tables[table][prefix] = entry.route
+        return RibSnapshot(dict(tables), replaying=self.replaying)
+
+    def __len__(self) -> int:
+        return len(self._routes)

@@ -1,0 +1,64 @@
+"""Run the ovn-frr agent for a lab node, in the node's namespace, as a real process."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from ovn_frr.lab.lab import Lab
+
+
+def agent_config(lab: Lab, node: str, fpm_port: int = 2620, extra: str = "") -> str:
+    """A node config pointing the agent at the lab's OVN and the node's FRR."""
+    assert lab.ovn is not None, "the lab has no OVN central"
+    spec = lab.spec.node(node)
+    return (
+        f'[ovn]\nnb = "{lab.ovn.nb}"\nsb = "{lab.ovn.sb}"\nchassis = "{node}"\n\n'
+        f'[frr]\nvty_socket_dir = "{lab.frr[node].rundir}"\n'
+        f'fpm_listen = "127.0.0.1:{fpm_port}"\n\n'
+        f'[bgp]\nasn = {spec.asn}\nrouter_id = "{lab.spec.router_id(node)}"\n\n{extra}'
+    )
+
+
+@dataclass
+class AgentProcess:
+    lab: Lab
+    node: str
+    config: Path
+    log: Path
+    proc: subprocess.Popen[bytes]
+
+    @classmethod
+    def start(cls, lab: Lab, node: str, extra_config: str = "") -> AgentProcess:
+        workdir = lab.rundir / node
+        config = workdir / "ovn-frr.toml"
+        config.write_text(agent_config(lab, node, lab.spec.node(node).fpm_port or 2620,
+                                       extra_config))  # fmt: skip
+        log = workdir / "ovn-frr.log"
+        with log.open("ab") as out:
+            proc = subprocess.Popen(
+                ["ip", "netns", "exec", lab.netns(node), sys.executable, "-m", "ovn_frr", "-v",
+                 "run", "--config", str(config)],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )  # fmt: skip
+        return cls(lab, node, config, log, proc)
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def stop(self, timeout: float = 15.0) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return self.proc.returncode

@@ -1,0 +1,91 @@
+"""Watch NB static routes transaction by transaction (``ovsdb-client monitor``).
+
+Tests use it to assert what a poll cannot see: that a prefix never had zero rows, or that no
+row was deleted, at any committed state of the database.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import threading
+from collections import Counter
+from types import TracebackType
+
+
+class RouteMonitor:
+    def __init__(self, nb_remote: str) -> None:
+        self.rows: dict[str, tuple[str, str]] = {}  # uuid -> (ip_prefix, nexthop)
+        self.updates = 0
+        self.deleted: list[tuple[str, str, str]] = []  # (uuid, prefix, nexthop)
+        #: per prefix: the smallest row count seen in any committed state after it first
+        #: reached ``armed`` rows (see arm())
+        self._armed: dict[str, int] = {}
+        self.min_after_armed: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self._initial = threading.Event()
+        self._proc = subprocess.Popen(
+            ["ovsdb-client", "monitor", "--format=json", nb_remote, "OVN_Northbound",
+             "Logical_Router_Static_Route", "ip_prefix,nexthop"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )  # fmt: skip
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+        # the first line is the initial contents (possibly an empty table, then no line)
+
+    def _read(self) -> None:
+        assert self._proc.stdout is not None
+        for line in self._proc.stdout:
+            try:
+                update = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            with self._lock:
+                for row, action, prefix, nexthop in update.get("data", []):
+                    if action == "delete":
+                        old = self.rows.pop(row, (prefix, nexthop))
+                        self.deleted.append((row, *old))
+                    elif action in ("initial", "insert", "new"):
+                        self.rows[row] = (prefix, nexthop)
+                self.updates += 1
+                counts = self._counts()
+                for prefix, want in self._armed.items():
+                    n = counts.get(prefix, 0)
+                    if prefix not in self.min_after_armed:
+                        if n >= want:
+                            self.min_after_armed[prefix] = n
+                    else:
+                        self.min_after_armed[prefix] = min(self.min_after_armed[prefix], n)
+
+    def _counts(self) -> Counter[str]:
+        return Counter(p for p, _nh in self.rows.values())
+
+    def arm(self, prefix: str, rows: int) -> None:
+        """Start tracking the minimum row count of ``prefix`` once it has ``rows`` rows."""
+        with self._lock:
+            self._armed[prefix] = rows
+            n = self._counts().get(prefix, 0)
+            if n >= rows:
+                self.min_after_armed[prefix] = n
+
+    def count(self, prefix: str) -> int:
+        with self._lock:
+            return self._counts().get(prefix, 0)
+
+    def nexthops(self, prefix: str) -> set[str]:
+        with self._lock:
+            return {nh for p, nh in self.rows.values() if p == prefix}
+
+    def close(self) -> None:
+        self._proc.terminate()
+        self._proc.wait(timeout=10)
+
+    def __enter__(self) -> RouteMonitor:
+        return self
+
+    def __exit__(
+        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()

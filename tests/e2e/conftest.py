@@ -1,0 +1,66 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+
+from ovn_frr.lab import Lab, LabSpec, LinkSpec, NodeSpec, PeerSpec, wait_for
+from ovn_frr.lab.agent import AgentProcess
+from ovn_frr.lab.nbtopo import OpenShiftNode, openshift_node
+
+SPEC = LabSpec(
+    nodes=(NodeSpec("node1"),),
+    peers=(PeerSpec("tor1", 65001), PeerSpec("tor2", 65002)),
+    links=(LinkSpec("node1", "tor1"), LinkSpec("node1", "tor2")),
+)
+
+
+@dataclass
+class ImportLab:
+    lab: Lab
+    topo: OpenShiftNode
+    agent: AgentProcess
+
+    def routes(self, router: str = "GR_node1") -> dict[str, set[tuple[str, str]]]:
+        """prefix -> {(nexthop, output_port)} of the rows ovn-frr owns on ``router``."""
+        assert self.lab.ovn is not None
+        out = self.lab.ovn.nbctl(
+            "--format=csv", "--data=bare", "--no-headings",
+            "--columns=ip_prefix,nexthop,output_port,external_ids",
+            "list", "Logical_Router_Static_Route",
+        )  # fmt: skip
+        owned = set(self.lab.ovn.nbctl("--bare", "--columns=static_routes", "list",
+                                       "Logical_Router", router).split())  # fmt: skip
+        uuids = self.lab.ovn.nbctl("--bare", "--columns=_uuid", "list",
+                                   "Logical_Router_Static_Route").split()  # fmt: skip
+        result: dict[str, set[tuple[str, str]]] = {}
+        for uuid, line in zip(uuids, out.splitlines(), strict=True):
+            prefix, nexthop, port, ext = line.split(",", 3)
+            if uuid in owned and "ovn-frr:chassis=node1" in ext:
+                result.setdefault(prefix, set()).add((nexthop, port))
+        return result
+
+    def restart_agent(self) -> None:
+        self.agent.stop()
+        self.agent = AgentProcess.start(self.lab, "node1")
+
+
+@pytest.fixture(scope="module")
+def imp() -> Iterator[ImportLab]:
+    lab = Lab(SPEC)
+    lab.up()
+    agent = None
+    try:
+        topo = openshift_node(lab)
+        state = ImportLab(lab, topo, AgentProcess.start(lab, "node1"))
+        agent = state.agent
+        lab.wait_bgp_up()
+        wait_for(lambda: "fpm_replay_complete" in state.agent.output(), timeout=30,
+                 what="agent synced")  # fmt: skip
+        yield state
+        agent = state.agent
+    finally:
+        if agent is not None:
+            agent.stop()
+        lab.down()

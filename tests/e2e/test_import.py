@@ -1,0 +1,108 @@
+"""Import: routes learned by FRR reach the mapped OVN router (real FRR, OVN, agent process)."""
+
+from __future__ import annotations
+
+import ipaddress
+import subprocess
+
+from ovn_frr.lab import wait_for
+from ovn_frr.lab.nbwatch import RouteMonitor
+from tests.e2e.conftest import ImportLab
+
+TOR1 = ("10.255.0.2", "rtoe-GR_node1")
+TOR2 = ("10.255.1.2", "rtoe2-GR_node1")
+
+
+def test_announce_and_withdraw(imp: ImportLab) -> None:
+    p = "198.51.100.0/24"
+    imp.lab.announcer("tor1").announce([p])
+    wait_for(lambda: imp.routes().get(p) == {TOR1}, timeout=20, what=f"{p} in NB")
+    imp.lab.announcer("tor1").withdraw([p])
+    wait_for(lambda: p not in imp.routes(), timeout=20, what=f"{p} gone from NB")
+
+
+def test_ecmp_shrinks_without_a_gap_and_grows_back(imp: ImportLab) -> None:
+    p = "203.0.113.0/24"
+    assert imp.lab.ovn is not None
+    with RouteMonitor(imp.lab.ovn.nb) as mon:
+        for tor in ("tor1", "tor2"):
+            imp.lab.announcer(tor).announce([p])
+        wait_for(lambda: imp.routes().get(p) == {TOR1, TOR2}, timeout=20, what="ECMP rows")
+        mon.arm(p, 2)
+        imp.lab.cut("node1", "tor2")
+        try:
+            # hold time 3 s: the tor2 session drops, its path leaves zebra and OVN
+            wait_for(lambda: imp.routes().get(p) == {TOR1}, timeout=20, what="one row left")
+        finally:
+            imp.lab.restore("node1", "tor2")
+        wait_for(lambda: imp.routes().get(p) == {TOR1, TOR2}, timeout=30, what="ECMP restored")
+        assert mon.min_after_armed[p] >= 1, "the prefix had no row at some point"
+        for tor in ("tor1", "tor2"):
+            imp.lab.announcer(tor).withdraw([p])
+    wait_for(lambda: p not in imp.routes(), timeout=20, what="withdrawn")
+
+
+def test_ovn_trace_leaves_toward_the_learned_next_hop(imp: ImportLab) -> None:
+    p = "198.51.100.128/25"
+    imp.lab.announcer("tor1").announce([p])
+    wait_for(lambda: imp.routes().get(p) == {TOR1}, timeout=20, what=f"{p} in NB")
+    assert imp.lab.ovn is not None
+    pod, pod_ip = next(iter(imp.topo.pods.items()))
+
+    def trace() -> str:
+        assert imp.lab.ovn is not None
+        flow = (
+            f'inport == "{pod}" && eth.src == 0a:58:0a:f4:01:05 && eth.dst == 0a:58:0a:f4:01:01'
+            f" && ip4.src == {pod_ip} && ip4.dst == 198.51.100.200 && ip.ttl == 64"
+        )
+        return subprocess.run(
+            ["ovn-trace", f"--db={imp.lab.ovn.sb}", "--summary", "node1", flow],
+            capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
+
+    def routed() -> str | None:
+        out = trace()
+        return out if "reg0 = 10.255.0.2" in out else None
+
+    # northd turns the NB row into logical flows asynchronously
+    out = wait_for(routed, timeout=20, what="trace through the imported route")
+    assert 'outport = "rtoe-GR_node1"' in out
+    assert '/* output to "rtoe-GR_node1", type "l3gateway" */' in out
+    imp.lab.announcer("tor1").withdraw([p])
+
+
+def test_hijack_guard(imp: ImportLab) -> None:
+    own_subnet = imp.topo.node_subnet  # a port network of ovn_cluster_router
+    pod = next(iter(imp.topo.pods.values())) + "/32"
+    nat = imp.topo.egress_ip + "/32"
+    control = "198.18.255.0/24"
+    imp.lab.announcer("tor1").announce([own_subnet, pod, nat, control])
+    wait_for(lambda: control in imp.routes(), timeout=20, what="control prefix imported")
+
+    def reported() -> set[str]:
+        return {
+            line.split("prefix=")[1].split()[0]
+            for line in imp.agent.output().splitlines()
+            if "route_rejected" in line and "reason=hijack" in line
+        }
+
+    wait_for(lambda: {own_subnet, pod, nat} <= reported(), timeout=10, what="rejections logged")
+    routes = imp.routes()
+    assert not {own_subnet, pod, nat} & set(routes)
+    lines = imp.agent.output()
+    assert f"prefix={pod} reason=hijack detail=overlaps {pod} (LSP default_pod-0)" in lines
+    assert f"prefix={nat} reason=hijack detail=overlaps {nat} (NAT {imp.topo.egress_ip}" in lines
+    imp.lab.announcer("tor1").withdraw([own_subnet, pod, nat, control])
+
+
+def test_ipv6_and_dual_stack(imp: ImportLab) -> None:
+    v4, v6 = "198.51.100.64/26", "2001:db8:77::/48"
+    imp.lab.announcer("tor1").announce([v4, v6])
+    wait_for(lambda: v4 in imp.routes() and v6 in imp.routes(), timeout=20, what="both")
+    ((nexthop, port),) = imp.routes()[v6]
+    # BGP over IPv6 gives zebra the peer's link-local address; the GR port carries
+    # dynamic-routing-port-name=to-tor1, which is how it is mapped to the port
+    assert ipaddress.ip_address(nexthop).is_link_local
+    assert port == "rtoe-GR_node1"
+    imp.lab.announcer("tor1").withdraw([v4, v6])
+    wait_for(lambda: v4 not in imp.routes() and v6 not in imp.routes(), timeout=20, what="gone")

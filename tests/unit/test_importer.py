@@ -1,0 +1,210 @@
+"""Import policy: router selection, next hop → port, hijack guard, max-prefix, diff."""
+
+from __future__ import annotations
+
+import ipaddress
+
+import pytest
+
+from ovn_frr.core.importer import diff_routes, plan_import
+from ovn_frr.core.model import (
+    DesiredRoute,
+    Hop,
+    ImportPolicy,
+    Network,
+    OvnSnapshot,
+    OwnedRoute,
+    RibRoute,
+    RibSnapshot,
+    Router,
+    RouterPort,
+)
+
+ip = ipaddress.ip_address
+net = ipaddress.ip_network
+iface = ipaddress.ip_interface
+
+TOR1 = ip("10.255.0.2")
+TOR2 = ip("10.255.1.2")
+
+GR = Router(
+    "GR_node1",
+    {"dynamic-routing": "true"},
+    (
+        RouterPort("rtoe-GR_node1", (iface("10.255.0.1/24"), iface("fd00:255::1/64"))),
+        RouterPort("rtoe2-GR_node1", (iface("10.255.1.1/24"),)),
+        RouterPort("rtoj-GR_node1", (iface("100.64.0.2/16"),)),
+    ),
+    pinned_here=True,
+)
+OWNED: dict[Network, str] = {
+    net("10.255.0.0/24"): "port rtoe-GR_node1",
+    net("10.244.1.0/24"): "port rtos-node1",
+    net("10.244.1.5/32"): "LSP pod-a",
+    net("172.20.0.10/32"): "NAT 172.20.0.10",
+}
+
+
+def rib(*routes: tuple[str, tuple[Hop, ...]], table: int = 254, protocol: int = 186) -> RibSnapshot:
+    entries = {
+        net(p): RibRoute(table, net(p), protocol, "unicast", frozenset(hops)) for p, hops in routes
+    }
+    return RibSnapshot({table: entries})
+
+
+def plan(
+    snap: RibSnapshot, routers: tuple[Router, ...] = (GR,), **policy: object
+) -> tuple[set[tuple[str, str, str]], dict[str, str]]:
+    p = plan_import(OvnSnapshot(routers, OWNED), snap, ImportPolicy(**policy))  # type: ignore[arg-type]
+    return (
+        {(r.prefix, r.nexthop, r.output_port) for r in p.routes},
+        {r.prefix: r.reason for r in p.rejected},
+    )
+
+
+def test_ecmp_next_hops_map_to_their_ports() -> None:
+    routes, rejected = plan(rib(("198.51.100.0/24", (Hop(TOR1, 2), Hop(TOR2, 3)))))
+    assert routes == {
+        ("198.51.100.0/24", "10.255.0.2", "rtoe-GR_node1"),
+        ("198.51.100.0/24", "10.255.1.2", "rtoe2-GR_node1"),
+    }
+    assert rejected == {}
+
+
+@pytest.mark.parametrize(
+    ("prefix", "reason"),
+    [
+        ("10.255.0.0/24", "hijack"),  # the router's own subnet
+        ("10.244.1.5/32", "hijack"),  # a pod
+        ("10.244.1.128/25", "hijack"),  # inside a port network
+        ("172.20.0.10/32", "hijack"),  # a NAT external IP
+        ("10.244.0.0/16", "hijack"),  # covers a port network
+        ("0.0.0.0/0", "default-route"),
+    ],
+)
+def test_guard_rejects(prefix: str, reason: str) -> None:
+    routes, rejected = plan(rib((prefix, (Hop(TOR1, 2),))))
+    assert routes == set()
+    assert rejected == {prefix: reason}
+
+
+def test_guard_can_be_relaxed_by_config() -> None:
+    routes, _ = plan(
+        rib(("0.0.0.0/0", (Hop(TOR1, 2),)), ("10.244.0.0/16", (Hop(TOR1, 2),))),
+        allow_default=True,
+        allow_overlap=(net("10.244.0.0/16"),),
+    )
+    assert {r[0] for r in routes} == {"0.0.0.0/0", "10.244.0.0/16"}
+
+
+def test_unresolvable_next_hop_is_reported_not_guessed() -> None:
+    routes, rejected = plan(rib(("198.51.100.0/24", (Hop(ip("192.168.9.9"), 2),))))
+    assert routes == set()
+    assert rejected == {"198.51.100.0/24": "unresolvable-nexthop"}
+
+
+def test_only_bgp_by_default_and_others_are_not_reported() -> None:
+    assert plan(rib(("198.51.100.0/24", (Hop(TOR1, 2),)), protocol=2)) == (set(), {})
+    assert plan(rib(("198.51.100.0/24", (Hop(TOR1, 2),)), protocol=4), protocols=frozenset({4}))[0]
+
+
+def test_hijack_detail_names_the_most_specific_owner() -> None:
+    p = plan_import(
+        OvnSnapshot((GR,), OWNED), rib(("10.244.1.5/32", (Hop(TOR1, 2),))), ImportPolicy()
+    )
+    assert p.rejected[0].detail == "overlaps 10.244.1.5/32 (LSP pod-a) owned by OVN"
+
+
+def test_ipv4_via_ipv6_next_hop_needs_ovn_24_09() -> None:
+    snap = rib(("198.51.100.0/24", (Hop(ip("fd00:255::2"), 2),)))
+    routes, rejected = plan(snap)
+    assert routes == set()
+    assert rejected == {"198.51.100.0/24": "unresolvable-nexthop"}
+    routes, _ = plan(snap, mixed_family=True)
+    assert routes == {("198.51.100.0/24", "fd00:255::2", "rtoe-GR_node1")}
+
+
+@pytest.mark.parametrize(
+    "router",
+    [
+        Router("r", {}, GR.ports, pinned_here=True),  # dynamic-routing unset
+        Router("r", {"dynamic-routing": "true"}, GR.ports, pinned_here=False),  # elsewhere
+        Router(
+            "r",
+            {"dynamic-routing": "true", "dynamic-routing-no-learning": "true"},
+            GR.ports,
+            pinned_here=True,
+        ),
+    ],
+)
+def test_routers_that_do_not_learn_here(router: Router) -> None:
+    assert plan(rib(("198.51.100.0/24", (Hop(TOR1, 2),))), (router,))[0] == set()
+
+
+def test_router_with_gateway_port_bound_here_learns() -> None:
+    ports = (RouterPort("lrp-gw", (iface("10.255.0.1/24"),), bound_here=True),)
+    r = Router("neutron-r1", {"dynamic-routing": "true"}, ports)
+    routes, _ = plan(rib(("198.51.100.0/24", (Hop(TOR1, 2),))), (r,))
+    assert routes == {("198.51.100.0/24", "10.255.0.2", "lrp-gw")}
+
+
+def test_port_no_learning_and_port_name() -> None:
+    ports = (
+        RouterPort("p1", (iface("10.255.0.1/24"),), {"dynamic-routing-no-learning": "true"}),
+        RouterPort("p2", (iface("10.255.1.1/24"), iface("fd00:1::1/64")),
+                   {"dynamic-routing-port-name": "to-tor2"}),
+    )  # fmt: skip
+    r = Router("r", {"dynamic-routing": "true"}, ports, pinned_here=True)
+    ll = ip("fe80::1")
+    routes, rejected = plan(
+        rib(
+            ("198.51.100.0/24", (Hop(TOR1, 2), Hop(TOR2, 3))),
+            ("2001:db8::/32", (Hop(ll, 3),)),
+        ),
+        (r,),
+        ifnames={2: "to-tor1", 3: "to-tor2"},
+    )
+    assert routes == {
+        ("198.51.100.0/24", "10.255.1.2", "p2"),
+        ("2001:db8::/32", "fe80::1", "p2"),
+    }
+    assert rejected == {}
+
+
+def test_vrf_table_selection() -> None:
+    r = Router("r", {"dynamic-routing": "true", "dynamic-routing-vrf-name": "blue"}, GR.ports,
+               pinned_here=True)  # fmt: skip
+    snap = rib(("198.51.100.0/24", (Hop(TOR1, 2),)), table=1001)
+    assert plan(snap, (r,), vrf_tables={"blue": 1001})[0]
+    routes, rejected = plan(snap, (r,))
+    assert routes == set()
+    assert rejected == {"*": "vrf"}
+
+
+def test_max_prefix_keeps_existing_and_adds_nothing_new() -> None:
+    snap = rib(*((f"198.51.100.{i * 4}/30", (Hop(TOR1, 2),)) for i in range(5)))
+    existing = (OwnedRoute("u1", "GR_node1", "198.51.100.16/30", "10.255.0.2", "rtoe-GR_node1"),)
+    p = plan_import(OvnSnapshot((GR,), OWNED, existing), snap, ImportPolicy(max_prefix=3))
+    assert {r.prefix for r in p.routes} == {
+        "198.51.100.16/30",
+        "198.51.100.0/30",
+        "198.51.100.4/30",
+    }
+    assert {r.prefix for r in p.rejected if r.reason == "max-prefix"} == {
+        "198.51.100.8/30",
+        "198.51.100.12/30",
+    }
+
+
+def test_diff_keeps_valid_rows_and_removes_duplicates() -> None:
+    keep = DesiredRoute("GR", "198.51.100.0/24", "10.255.0.2", "p1")
+    new = DesiredRoute("GR", "198.51.100.0/24", "10.255.1.2", "p2")
+    rows = [
+        OwnedRoute("u1", "GR", "198.51.100.0/24", "10.255.0.2", "p1"),
+        OwnedRoute("u2", "GR", "198.51.100.0/24", "10.255.0.2", "p1"),  # duplicate
+        OwnedRoute("u3", "GR", "203.0.113.0/24", "10.255.0.2", "p1"),  # withdrawn
+    ]
+    d = diff_routes(frozenset({keep, new}), rows)
+    assert d.add == (new,)
+    assert [r.uuid for r in d.delete] == ["u2", "u3"]
+    assert not diff_routes(frozenset({keep}), rows[:1])
