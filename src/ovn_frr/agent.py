@@ -73,7 +73,10 @@ class Agent:
         self.ifnames = ifnames
         self.versions = versions or detect()
         self.policy = import_policy(cfg, self.versions)
-        self.rib = Rib(cfg.import_.coalesce_ms / 1000, cfg.import_.replay_quiet_ms / 1000)
+        imp = cfg.import_
+        self.rib = Rib(
+            imp.coalesce_ms / 1000, imp.replay_quiet_ms / 1000, imp.replay_hold_ms / 1000
+        )
         self.state = AgentState()
         self._wake = asyncio.Event()
         self._fpm_socket = fpm_socket

@@ -124,3 +124,17 @@ def test_captured_streams_end_in_the_same_rib() -> None:
     assert set(bgp_a) == {P, ipaddress.ip_network("2001:db8:100::/48")}
     assert set(bgp_a) == set(bgp_b)
     assert bgp_a[P] == bgp_b[P] == frozenset({Hop(GW1, 2)})
+
+
+def test_replay_hold_keeps_stale_routes_until_frr_relearned_them() -> None:
+    """FRR restart: zebra replays connected routes at once, BGP routes come seconds later."""
+    rib = Rib(replay_quiet=1.0, replay_hold=15.0)
+    rib.apply([add("10.1.0.0/16", str(GW1))], now=0.0)
+    rib.connected(now=100.0)
+    assert rib.tick(now=101.5) == 115.0  # quiet, but the hold has not passed
+    assert gws(rib.snapshot(), "10.1.0.0/16")
+    rib.apply([add("10.1.0.0/16", str(GW2))], now=108.0)  # bgpd is back, new next hop
+    rib.tick(now=115.0)
+    snap = rib.snapshot()
+    assert not snap.replaying
+    assert gws(snap, "10.1.0.0/16") == {"10.255.1.2"}

@@ -102,6 +102,9 @@ class ImportConfig(_Model):
     coalesce_ms: Annotated[int, Field(ge=0, le=5000)] = 50
     #: Quiet time after which a (re)connect replay is taken as complete.
     replay_quiet_ms: Annotated[int, Field(ge=100, le=60000)] = 1000
+    #: After an FPM (re)connect, routes not replayed are kept at least this long: an FRR restart
+    #: replays zebra at once but bgpd re-learns its routes only when its sessions are back.
+    replay_hold_ms: Annotated[int, Field(ge=0, le=600000)] = 15000
 
 
 class AgentConfig(_Model):

@@ -10,8 +10,10 @@ Three behaviours of zebra shape this reducer:
   then the snapshot keeps its previous resolution (if any), so nothing is dropped.
 - On every (re)connect zebra replays all routes, with no end marker and no deletes for what
   vanished meanwhile. :meth:`connected` marks every route stale; routes refreshed by the replay
-  lose the mark, and once the stream has been quiet for ``replay_quiet`` seconds the still-stale
-  ones are swept.
+  lose the mark, and once the stream has been quiet for ``replay_quiet`` seconds, and at least
+  ``replay_hold`` seconds have passed since the connection, the still-stale ones are swept. The
+  hold covers an FRR restart: zebra replays at once, but bgpd re-learns its routes only after
+  its sessions come back, seconds later (like fpmsyncd's reconcile timer).
 """
 
 from __future__ import annotations
@@ -34,9 +36,13 @@ class _Entry:
 
 
 class Rib:
-    def __init__(self, coalesce: float = 0.05, replay_quiet: float = 1.0) -> None:
+    def __init__(
+        self, coalesce: float = 0.05, replay_quiet: float = 1.0, replay_hold: float = 0.0
+    ) -> None:
         self.coalesce = coalesce
         self.replay_quiet = replay_quiet
+        self.replay_hold = replay_hold
+        self._connected_at = 0.0
         self._routes: dict[Key, _Entry] = {}
         self._nexthops: dict[int, NexthopMessage] = {}
         #: next-hop id -> routes and groups that reference it
@@ -54,6 +60,7 @@ class Rib:
     def connected(self, now: float) -> None:
         """A new FPM connection: zebra is about to replay everything."""
         self._stale = set(self._routes)
+        self._connected_at = now
         # next-hop ids belong to one zebra run; routes keep their last resolution meanwhile
         self._nexthops.clear()
         self._nh_users.clear()
@@ -137,15 +144,18 @@ class Rib:
         for key in due:
             del self._pending_del[key]
             self._drop(key)
-        if self._stale is not None and now - self._last_message >= self.replay_quiet:
+        if self._stale is not None and now >= self._sweep_at():
             for key in self._stale:
                 self._drop(key)
             self._stale = None
             self.synced = True
         deadlines = [t + self.coalesce for t in self._pending_del.values()]
         if self._stale is not None:
-            deadlines.append(self._last_message + self.replay_quiet)
+            deadlines.append(self._sweep_at())
         return min(deadlines) if deadlines else None
+
+    def _sweep_at(self) -> float:
+        return max(self._last_message + self.replay_quiet, self._connected_at + self.replay_hold)
 
     def _drop(self, key: Key) -> None:
         entry = self._routes.pop(key, None)

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import ipaddress
-import os
-import signal
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +33,8 @@ class FrrInstance:
     daemons: tuple[str, ...]
     #: zebra loads dplane_fpm_nl and sends FPM to 127.0.0.1:fpm_port
     fpm_port: int | None = None
+    #: bgpd's startup config (kept across restarts, like an operator's frr.conf)
+    bgpd_config: str = ""
 
     @property
     def vtysh(self) -> Vtysh:
@@ -46,6 +46,16 @@ class FrrInstance:
         self.rundir.mkdir(parents=True, exist_ok=True, mode=0o755)
         for daemon in self.daemons:
             self.start_daemon(daemon)
+        self._check_config()
+
+    def _check_config(self) -> None:
+        """FRR skips lines of a config file it rejects, silently: check that bgpd took it."""
+        if not self.bgpd_config:
+            return
+        first = self.bgpd_config.splitlines()[0].strip()
+        if first not in self.vtysh.running_config():
+            log = (self.rundir / "bgpd.log").read_text(errors="replace").strip().splitlines()
+            raise LabError(f"{self.name}: bgpd rejected its config ({first!r}): {log[-1:]}")
 
     def start_daemon(self, daemon: str) -> None:
         conf = self.rundir / f"{daemon}.conf"
@@ -53,6 +63,8 @@ class FrrInstance:
         if daemon == "zebra" and self.fpm_port is not None:
             # in the file, so that a restarted zebra finds its FPM target again
             lines.append(f"fpm address 127.0.0.1 port {self.fpm_port}")
+        if daemon == "bgpd" and self.bgpd_config:
+            lines.append(self.bgpd_config)
         conf.write_text("\n".join(lines) + "\n")
         argv = [
             str(FRR_SBIN / daemon),
@@ -71,15 +83,17 @@ class FrrInstance:
         sock = self.rundir / f"{daemon}.vty"
         wait_for(sock.exists, timeout=10, what=f"{self.name} {daemon} vty socket")
 
-    def restart_daemon(self, daemon: str, sig: int = signal.SIGTERM) -> None:
-        """Stop one daemon (``sig``, then SIGKILL) and start it again with the same flags."""
-        pid = read_pid(self.rundir / f"{daemon}.pid")
-        if pid is not None:
-            os.kill(pid, sig)
-            kill_pids([pid])
-            remove_frr_tmp([pid])
-        (self.rundir / f"{daemon}.vty").unlink(missing_ok=True)
-        self.start_daemon(daemon)
+    def restart(self) -> None:
+        """Restart every daemon, as watchfrr does when zebra dies (FRR does not support a
+        zebra-only restart: bgpd reconnects but does not re-install its routes). The
+        configuration applied through vtysh is lost; the daemons' files are kept."""
+        pids = self.pids()
+        kill_pids(pids)
+        remove_frr_tmp(pids)
+        for daemon in self.daemons:
+            (self.rundir / f"{daemon}.vty").unlink(missing_ok=True)
+        for daemon in self.daemons:
+            self.start_daemon(daemon)
 
     def pids(self) -> list[int]:
         return [p for d in self.daemons if (p := read_pid(self.rundir / f"{d}.pid"))]

@@ -141,11 +141,10 @@ class Lab:
             self.rundir / node.name / "frr",
             tuple(daemons_for(self.versions.frr, node=True)),
             fpm_port=node.fpm_port,
+            bgpd_config="\n".join(self._bgp_config(node.name, node.asn)) if node.bgp else "",
         )
         frr.start()
         self.frr[node.name] = frr
-        if node.bgp:
-            frr.apply("\n".join(self._bgp_config(node.name, node.asn)) + "\n")
         if node.chassis:
             assert self.ovn is not None
             ch = Chassis(
@@ -164,10 +163,10 @@ class Lab:
             self.netns(peer.name),
             self.rundir / peer.name / "frr",
             tuple(daemons_for(self.versions.frr, node=False)),
+            bgpd_config="\n".join(self._bgp_config(peer.name, peer.asn)),
         )
         frr.start()
         self.frr[peer.name] = frr
-        frr.apply("\n".join(self._bgp_config(peer.name, peer.asn)) + "\n")
 
     def _bgp_config(self, member: str, asn: int) -> list[str]:
         """eBGP to every linked member: one IPv4 session (ipv4 unicast) and one IPv6 session
