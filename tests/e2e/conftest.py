@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -21,6 +22,7 @@ class ImportLab:
     lab: Lab
     topo: OpenShiftNode
     agent: AgentProcess
+    agent_config: str = ""
 
     def routes(self, router: str = "GR_node1") -> dict[str, set[tuple[str, str]]]:
         """prefix -> {(nexthop, output_port)} of the rows ovn-frr owns on ``router``."""
@@ -43,24 +45,33 @@ class ImportLab:
 
     def restart_agent(self) -> None:
         self.agent.stop()
-        self.agent = AgentProcess.start(self.lab, "node1")
+        self.agent = AgentProcess.start(self.lab, "node1", self.agent_config)
 
 
-@pytest.fixture(scope="module")
-def imp() -> Iterator[ImportLab]:
-    lab = Lab(SPEC)
+#: Tests that do not restart FRR need not wait out the default 15 s replay hold.
+FAST_SYNC = "[import]\nreplay_hold_ms = 2000\n"
+
+
+@contextlib.contextmanager
+def import_lab(spec: LabSpec = SPEC, agent_config: str = FAST_SYNC) -> Iterator[ImportLab]:
+    """A lab with an OpenShift-shaped NB and the agent running on node1."""
+    lab = Lab(spec)
     lab.up()
-    agent = None
+    state = None
     try:
         topo = openshift_node(lab)
-        state = ImportLab(lab, topo, AgentProcess.start(lab, "node1"))
-        agent = state.agent
+        state = ImportLab(lab, topo, AgentProcess.start(lab, "node1", agent_config), agent_config)
         lab.wait_bgp_up()
         wait_for(lambda: "fpm_replay_complete" in state.agent.output(), timeout=30,
                  what="agent synced")  # fmt: skip
         yield state
-        agent = state.agent
     finally:
-        if agent is not None:
-            agent.stop()
+        if state is not None:
+            state.agent.stop()
         lab.down()
+
+
+@pytest.fixture(scope="module")
+def imp() -> Iterator[ImportLab]:
+    with import_lab() as state:
+        yield state

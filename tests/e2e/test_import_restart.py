@@ -4,12 +4,22 @@ from __future__ import annotations
 
 import ipaddress
 import itertools
+from collections.abc import Iterator
+
+import pytest
 
 from ovn_frr.lab import wait_for
 from ovn_frr.lab.nbwatch import RouteMonitor
-from tests.e2e.conftest import ImportLab
+from tests.e2e.conftest import ImportLab, import_lab
 
 N = 10_000
+
+
+@pytest.fixture(scope="module")
+def imp() -> Iterator[ImportLab]:
+    """The agent with its default replay hold: an FRR restart must not flap routes."""
+    with import_lab(agent_config="") as state:
+        yield state
 
 
 def bulk(n: int) -> list[str]:

@@ -128,8 +128,11 @@ class Lab:
              "peer", "name", b.ifname, "netns", self.netns(link.b)])  # fmt: skip
         for end in (a, b):
             ns = self.netns(end.local)
-            # no DAD: addresses are usable at once
-            run(["sysctl", "-qw", f"net.ipv6.conf.{end.ifname}.accept_dad=0"], netns=ns)
+            # no DAD (addresses usable at once), no SLAAC: FRR sends RAs on links with
+            # extended-nexthop peers, and an autoconfigured address would become the source
+            # of BGP sessions that the peer does not expect
+            for knob in ("accept_dad=0", "accept_ra=0", "autoconf=0"):
+                run(["sysctl", "-qw", f"net.ipv6.conf.{end.ifname}.{knob}"], netns=ns)
             run(["ip", "addr", "add", str(end.v4), "dev", end.ifname], netns=ns)
             run(["ip", "addr", "add", str(end.v6), "dev", end.ifname, "nodad"], netns=ns)
             run(["ip", "link", "set", end.ifname, "up"], netns=ns)
@@ -183,16 +186,21 @@ class Lab:
             f" timers bgp {keepalive} {hold}",
         ]
         links = self.links(member)
+        v6only = self.spec.ipv4_over_ipv6
         for la in links:
-            for addr in (la.peer_v4, la.peer_v6):
+            for addr in (la.peer_v6,) if v6only else (la.peer_v4, la.peer_v6):
                 lines += [
                     f" neighbor {addr} remote-as external",
                     f" neighbor {addr} timers connect {self.spec.bgp_connect_retry}",
                     f" neighbor {addr} advertisement-interval 0",
                 ]
-        for afi, attr in (("ipv4", "peer_v4"), ("ipv6", "peer_v6")):
+            if v6only:
+                lines.append(f" neighbor {la.peer_v6} capability extended-nexthop")
+        for afi in ("ipv4", "ipv6"):
             lines.append(f" address-family {afi} unicast")
-            lines += [f"  neighbor {getattr(la, attr)} activate" for la in links]
+            for la in links:
+                peer = la.peer_v4 if afi == "ipv4" and not v6only else la.peer_v6
+                lines.append(f"  neighbor {peer} activate")
             lines.append(" exit-address-family")
         lines.append("exit")
         return lines
@@ -216,7 +224,12 @@ class Lab:
             if not node.bgp:
                 continue
             for la in self.links(node.name):
-                self.frr[node.name].wait_established([str(la.peer_v4), str(la.peer_v6)], timeout)
+                peers = (
+                    [str(la.peer_v6)]
+                    if self.spec.ipv4_over_ipv6
+                    else [str(la.peer_v4), str(la.peer_v6)]
+                )
+                self.frr[node.name].wait_established(peers, timeout)
 
     def cut(self, local: str, remote: str) -> None:
         """Blackhole the link both ways without carrier loss (permanent bogus neighbors)."""

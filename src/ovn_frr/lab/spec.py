@@ -57,6 +57,9 @@ class LabSpec:
     ovn: bool = True
     #: BGP timers used on lab-rendered sessions (keepalive, hold) and connect retry.
     bgp_timers: tuple[int, int] = (1, 3)
+    #: RFC 8950 (5549) style: one IPv6 session per link with the extended-nexthop capability
+    #: carries IPv4 and IPv6 unicast (IPv4 prefixes get IPv6 next hops); no IPv4 session.
+    ipv4_over_ipv6: bool = False
     bgp_connect_retry: int = 1
 
     def validate(self) -> None:
