@@ -16,8 +16,8 @@ unit: setup
 	$(PY) -m pytest -q tests/unit
 
 lint:
-	$(VENV)/bin/ruff check src tests scripts
-	$(VENV)/bin/ruff format --check src tests scripts
+	$(VENV)/bin/ruff check src tests scripts bench
+	$(VENV)/bin/ruff format --check src tests scripts bench
 	$(VENV)/bin/mypy
 
 demo: setup

@@ -16,13 +16,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from ovn_frr.config import NodeConfig
-from ovn_frr.core.importer import RouteDiff, diff_routes, plan_import
-from ovn_frr.core.model import PROTOCOLS, ImportPlan, ImportPolicy, Rejection
+from ovn_frr.core.importer import DecisionCache, RouteDiff, diff_routes, plan_import
+from ovn_frr.core.model import PROTOCOLS, ImportPlan, ImportPolicy, OwnedRoute, Rejection
 from ovn_frr.fpm.rib import Rib
 from ovn_frr.fpm.server import FpmServer
 from ovn_frr.frr.vtysh import Vtysh, VtyshError
+from ovn_frr.ovn.bulk import BulkWriter
 from ovn_frr.ovn.db import OvnError, OvsdbConnection
-from ovn_frr.ovn.routes import apply_routes, bound_gateway_ports, nb_snapshot
+from ovn_frr.ovn.routes import bound_gateway_ports, nb_snapshot
 from ovn_frr.versions import Versions, detect
 
 log = logging.getLogger(__name__)
@@ -82,6 +83,12 @@ class Agent:
         self._fpm_socket = fpm_socket
         self.fpm = FpmServer(self.rib, self._wake.set, clock)
         self._reported: set[tuple[str, str, str]] = set()
+        self.writer = BulkWriter(nb.remote, chassis)
+        #: this chassis' route rows (uuid -> row): read at start and on every resync, then
+        #: kept from the writer's own results (the IDL does not monitor that table)
+        self._owned: dict[str, OwnedRoute] | None = None
+        self._resync_at = 0.0
+        self._decisions = DecisionCache()
 
     def _wake_threadsafe(self, loop: asyncio.AbstractEventLoop) -> Callable[[], None]:
         def wake() -> None:
@@ -104,6 +111,7 @@ class Agent:
             await self.fpm.close()
             for db in (self.nb, self.sb):
                 await asyncio.to_thread(db.stop)
+            self.writer.close()
 
     async def _configure_frr(self) -> None:
         fpm = self.cfg.frr.fpm_listen
@@ -145,25 +153,49 @@ class Agent:
         next_due = self.rib.tick(self.clock())
         if self.rib.synced and not was_synced:
             log.info("fpm_replay_complete routes=%d", len(self.rib))
+        t0 = self.clock()
         rib = self.rib.snapshot()
         policy = replace(self.policy, ifnames=self.ifnames())
         try:
             bound = await asyncio.to_thread(
                 self.sb.read, lambda idl: bound_gateway_ports(idl, self.chassis)
             )
+            if self._owned is None or self.clock() >= self._resync_at:
+                self._owned = await asyncio.to_thread(self.writer.owned)
+                self._resync_at = self.clock() + self.cfg.import_.resync_s
+                log.info("ovn_owned_routes_read rows=%d", len(self._owned))
             ovn = await asyncio.to_thread(
                 self.nb.read, lambda idl: nb_snapshot(idl, self.chassis, bound)
             )
-            plan = plan_import(ovn, rib, policy)
+            owned = self._owned
+            ovn = replace(ovn, routes=tuple(owned.values()))
+            t1 = self.clock()
+            plan = plan_import(ovn, rib, policy, self._decisions)
             diff = diff_routes(plan.routes, ovn.routes)
             if not self.rib.synced:
                 diff = RouteDiff(diff.add, ())  # the RIB is partial until the first replay ends
+            t2 = self.clock()
+            routers = {r.name: r.uuid for r in ovn.routers}
+            for uuid in [u for u, row in owned.items() if row.router not in routers]:
+                del owned[uuid]  # the router is gone, its routes with it
             if diff:
-                added, deleted = await asyncio.to_thread(apply_routes, self.nb, self.chassis, diff)
-                self.state.added += added
-                self.state.deleted += deleted
-                log.info("ovn_routes_written added=%d deleted=%d", added, deleted)
-            self._record(plan, len(ovn.routes) + len(diff.add) - len(diff.delete))
+                try:
+                    created, removed = await asyncio.to_thread(self.writer.apply, diff, routers)
+                except OvnError:
+                    self._owned = None  # part of it may have landed: read back before the next
+                    raise
+                for uuid in removed:
+                    owned.pop(uuid, None)
+                owned.update((row.uuid, row) for row in created)
+                self.state.added += len(created)
+                self.state.deleted += len(removed)
+                log.info(
+                    "ovn_routes_written added=%d deleted=%d snapshot_ms=%.0f plan_ms=%.0f "
+                    "write_ms=%.0f",
+                    len(created), len(removed), (t1 - t0) * 1e3, (t2 - t1) * 1e3,
+                    (self.clock() - t2) * 1e3,
+                )  # fmt: skip
+            self._record(plan, len(owned))
             self.state.last_error = ""
         except OvnError as exc:
             self.state.last_error = str(exc)

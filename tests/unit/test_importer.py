@@ -6,7 +6,7 @@ import ipaddress
 
 import pytest
 
-from ovn_frr.core.importer import diff_routes, plan_import
+from ovn_frr.core.importer import DecisionCache, diff_routes, plan_import
 from ovn_frr.core.model import (
     DesiredRoute,
     Hop,
@@ -208,3 +208,19 @@ def test_diff_keeps_valid_rows_and_removes_duplicates() -> None:
     assert d.add == (new,)
     assert [r.uuid for r in d.delete] == ["u2", "u3"]
     assert not diff_routes(frozenset({keep}), rows[:1])
+
+
+def test_decision_cache_gives_the_same_plan_and_follows_changes() -> None:
+    cache = DecisionCache()
+    snap = rib(("198.51.100.0/24", (Hop(TOR1, 2),)), ("10.244.1.5/32", (Hop(TOR1, 2),)))
+    ovn = OvnSnapshot((GR,), OWNED)
+    first = plan_import(ovn, snap, ImportPolicy(), cache)
+    assert (
+        plan_import(ovn, snap, ImportPolicy(), cache)
+        == first
+        == plan_import(ovn, snap, ImportPolicy())
+    )
+    # the pod and its subnet stop being OVN's: the cached hijack verdict must not survive
+    freed = {k: v for k, v in OWNED.items() if str(k) not in ("10.244.1.5/32", "10.244.1.0/24")}
+    again = plan_import(OvnSnapshot((GR,), freed), snap, ImportPolicy(), cache)
+    assert {r.prefix for r in again.routes} == {"198.51.100.0/24", "10.244.1.5/32"}

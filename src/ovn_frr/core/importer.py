@@ -17,6 +17,7 @@ from ovn_frr.core.model import (
     Hop,
     ImportPlan,
     ImportPolicy,
+    Network,
     OvnSnapshot,
     OwnedRoute,
     Rejection,
@@ -104,9 +105,46 @@ def _contains(port: RouterPort, addr: Address) -> bool:
     return any(n.version == addr.version and addr in n.network for n in port.networks)
 
 
-def plan_import(ovn: OvnSnapshot, rib: RibSnapshot, policy: ImportPolicy) -> ImportPlan:
+Decision = list[DesiredRoute] | Rejection
+
+
+Memo = dict[int, tuple[RibRoute, Decision]]
+
+
+class DecisionCache:
+    """Memo of per-route decisions, valid while the router, the prefixes OVN owns and the
+    policy stay the same; makes a pass over an unchanged RIB cost a dict lookup per route.
+    Keyed by the identity of the RibRoute (the RIB keeps an unchanged route's object across
+    snapshots; the stored object guards against a reused id). Entries of routes no longer in
+    the RIB are dropped at each pass."""
+
+    def __init__(self) -> None:
+        self._ctx: dict[str, tuple[Router, Mapping[Network, str], ImportPolicy]] = {}
+        self._memo: dict[str, Memo] = {}
+        self._index: tuple[Mapping[Network, str], PrefixIndex] | None = None
+
+    def index(self, owned: Mapping[Network, str]) -> PrefixIndex:
+        if self._index is None or self._index[0] != owned:
+            self._index = (owned, PrefixIndex(owned))
+        return self._index[1]
+
+    def memo(self, router: Router, owned: Mapping[Network, str], policy: ImportPolicy) -> Memo:
+        ctx = (router, owned, policy)
+        if self._ctx.get(router.name) != ctx:
+            self._ctx[router.name] = ctx
+            self._memo[router.name] = {}
+        return self._memo[router.name]
+
+    def replace(self, router: str, memo: Memo) -> None:
+        self._memo[router] = memo
+
+
+def plan_import(
+    ovn: OvnSnapshot, rib: RibSnapshot, policy: ImportPolicy, cache: DecisionCache | None = None
+) -> ImportPlan:
+    cache = cache or DecisionCache()
     routers, rejected = learning_routers(ovn, policy)
-    owned = PrefixIndex(ovn.owned_prefixes)
+    owned = cache.index(ovn.owned_prefixes)
     allowed = PrefixIndex(policy.allow_overlap)
     existing: dict[str, set[str]] = {}
     for row in ovn.routes:
@@ -114,15 +152,23 @@ def plan_import(ovn: OvnSnapshot, rib: RibSnapshot, policy: ImportPolicy) -> Imp
     desired: set[DesiredRoute] = set()
     for name, (router, table) in sorted(routers.items()):
         matcher = _PortMatcher.of(router)
+        old = cache.memo(router, ovn.owned_prefixes, policy)
+        memo: Memo = {}
         accepted: dict[str, list[DesiredRoute]] = {}
         for route in rib.table(table).values():
             if route.protocol not in policy.protocols:
                 continue  # connected, kernel, ...: never candidates, not "rejected"
-            result = _decide(name, route, matcher, owned, allowed, policy)
+            key = id(route)
+            hit = old.get(key)
+            result = hit[1] if hit is not None and hit[0] is route else None
+            if result is None:
+                result = _decide(name, route, matcher, owned, allowed, policy)
+            memo[key] = (route, result)
             if isinstance(result, Rejection):
                 rejected.append(result)
             else:
-                accepted[str(route.prefix)] = result
+                accepted[result[0].prefix] = result
+        cache.replace(name, memo)
         desired.update(
             _limit(name, accepted, existing.get(name, set()), policy.max_prefix, rejected)
         )
@@ -205,12 +251,12 @@ class RouteDiff:
 
 def diff_routes(desired: frozenset[DesiredRoute], rows: Iterable[OwnedRoute]) -> RouteDiff:
     """Rows to add and owned rows to delete; a still-valid row is never touched."""
-    have: set[DesiredRoute] = set()
+    have: set[tuple[str, str, str, str]] = set()
     delete = []
     for row in rows:
-        key = DesiredRoute(row.router, row.prefix, row.nexthop, row.output_port or "")
-        if key in desired and key not in have:
+        key = (row.router, row.prefix, row.nexthop, row.output_port or "")
+        if key in desired and key not in have:  # a DesiredRoute equals its plain tuple
             have.add(key)
         else:
             delete.append(row)  # no longer desired, or a duplicate
-    return RouteDiff(tuple(sorted(desired - have)), tuple(delete))
+    return RouteDiff(tuple(sorted(desired.difference(have))), tuple(delete))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -77,6 +78,7 @@ class Router:
     ports: tuple[RouterPort, ...]
     #: The router is pinned to this chassis (options:chassis) - a gateway router.
     pinned_here: bool = False
+    uuid: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,8 +94,9 @@ class OvnSnapshot:
 # --- import decisions -------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class DesiredRoute:
+class DesiredRoute(NamedTuple):
+    """A static route row ovn-frr wants (a tuple: hashed in C, compared with plain tuples)."""
+
     router: str
     prefix: str
     nexthop: str

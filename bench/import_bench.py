@@ -1,0 +1,118 @@
+"""bench/import: how fast routes a peer announces reach OVN, against FRR's own floor.
+
+For each N: tor1 announces N prefixes at once; we time (from the announce) until node1's zebra
+has all N (FRR's own cost, the floor: ``show ip route summary json``) and until OVN NB has all N
+rows (streamed by ``ovsdb-client monitor``), then the same for the withdrawal. The ratio
+NB/zebra is the figure of merit (target <= 1.3 at 100k); absolute times are noise.
+
+    sudo .venv/bin/python bench/import_bench.py 10000 100000
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import itertools
+import json
+import sys
+import time
+from pathlib import Path
+
+from ovn_frr.lab import Lab, LabSpec, LinkSpec, NodeSpec, PeerSpec, wait_for
+from ovn_frr.lab.agent import AgentProcess
+from ovn_frr.lab.nbtopo import openshift_node
+from ovn_frr.lab.nbwatch import RouteMonitor
+
+SPEC = LabSpec(nodes=(NodeSpec("node1"),), peers=(PeerSpec("tor1", 65001),),
+               links=(LinkSpec("node1", "tor1"),))  # fmt: skip
+
+
+def prefixes(n: int) -> list[str]:
+    """n distinct IPv4 prefixes outside everything the lab and the NB topology use."""
+    nets = itertools.chain(
+        ipaddress.ip_network("198.18.0.0/15").subnets(new_prefix=29),
+        ipaddress.ip_network("100.128.0.0/9").subnets(new_prefix=29),
+    )
+    return [str(p) for p in itertools.islice(nets, n)]
+
+
+def zebra_bgp_routes(lab: Lab) -> int:
+    data = lab.frr["node1"].show("show ip route summary json")
+    return sum(
+        r.get("fib", 0) for r in data.get("routes", []) if r.get("type") in ("bgp", "ebgp", "ibgp")
+    )
+
+
+def peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def timed(cond_zebra: object, cond_nb: object, timeout: float) -> tuple[float, float]:
+    t0 = time.monotonic()
+    t_zebra = t_nb = None
+    while t_zebra is None or t_nb is None:
+        now = time.monotonic() - t0
+        if now > timeout:
+            raise TimeoutError(f"zebra={t_zebra} nb={t_nb} after {timeout}s")
+        if t_zebra is None and cond_zebra():  # type: ignore[operator]
+            t_zebra = time.monotonic() - t0
+        if t_nb is None and cond_nb():  # type: ignore[operator]
+            t_nb = time.monotonic() - t0
+        time.sleep(0.05)
+    return t_zebra, t_nb
+
+
+def run(n: int) -> dict[str, float]:
+    with Lab(SPEC) as lab:
+        assert lab.ovn is not None
+        openshift_node(lab)
+        agent = AgentProcess.start(lab, "node1", "[import]\nreplay_hold_ms = 2000\n")
+        try:
+            lab.wait_bgp_up()
+            wait_for(lambda: "fpm_replay_complete" in agent.output(), timeout=30, what="sync")
+            ps = prefixes(n)
+            with RouteMonitor(lab.ovn.nb) as mon:
+                t0 = time.monotonic()
+                lab.announcer("tor1").announce(ps)
+                announce_cmd = time.monotonic() - t0
+                tz, tn = timed(lambda: zebra_bgp_routes(lab) >= n, lambda: len(mon.rows) >= n + 2,
+                               timeout=max(120, n / 500))  # fmt: skip
+                tz, tn = tz + announce_cmd, tn + announce_cmd
+                t1 = time.monotonic()
+                lab.announcer("tor1").withdraw(ps)
+                withdraw_cmd = time.monotonic() - t1
+                wz, wn = timed(lambda: zebra_bgp_routes(lab) == 0, lambda: len(mon.rows) <= 2,
+                               timeout=max(120, n / 500))  # fmt: skip
+                wz, wn = wz + withdraw_cmd, wn + withdraw_cmd
+            rss = peak_rss_mb(agent.proc.pid)
+            passes = [line for line in agent.output().splitlines() if "ovn_routes_written" in line]
+            print(f"n={n}: {len(passes)} write passes", *passes[-6:], sep="\n  ", file=sys.stderr)
+        finally:
+            agent.stop()
+    return {
+        "n": n,
+        "zebra_add_s": round(tz, 2),
+        "nb_add_s": round(tn, 2),
+        "add_ratio": round(tn / tz, 2),
+        "zebra_withdraw_s": round(wz, 2),
+        "nb_withdraw_s": round(wn, 2),
+        "withdraw_ratio": round(wn / wz, 2),
+        "agent_peak_rss_mb": round(rss, 1),
+    }
+
+
+def main() -> None:
+    sizes = [int(x) for x in sys.argv[1:]] or [10_000]
+    results = [run(n) for n in sizes]
+    cols = list(results[0])
+    print("| " + " | ".join(cols) + " |")
+    print("|" + "---|" * len(cols))
+    for r in results:
+        print("| " + " | ".join(str(r[c]) for c in cols) + " |")
+    print(json.dumps(results))
+
+
+if __name__ == "__main__":
+    main()

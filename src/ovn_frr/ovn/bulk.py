@@ -1,0 +1,166 @@
+"""Owned static routes written as plain OVSDB ``transact`` calls (the bulk path).
+
+Measured on these machines (OVN 23.03, 10k rows): an IDL transaction took 9.6 s, one
+``transact`` of the same rows through ``ovs.jsonrpc`` 0.8 s; and the IDL spends ~0.4 ms per
+row digesting the echo of such a write. So the IDL does not monitor this table at all: the
+rows this chassis owns are read here with one ``select`` (at start, on every resync, after any
+failed write) and kept up to date from the results of this writer's own transactions.
+
+Rows are inserted with ``external_ids:ovn-frr:chassis`` and linked into the router's
+``static_routes``; they are removed by unlinking (the table is not a root table, so ovsdb-server
+garbage-collects them). Only rows the caller observed carrying this chassis' marker are
+unlinked. Large changes go in chunks so that ovsdb-server also serves other clients meanwhile.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import ovs.jsonrpc
+import ovs.stream
+
+from ovn_frr.core.importer import RouteDiff
+from ovn_frr.core.model import DesiredRoute, OwnedRoute
+from ovn_frr.ovn.db import OvnError
+
+log = logging.getLogger(__name__)
+
+MARK = "ovn-frr:chassis"
+LRSR = "Logical_Router_Static_Route"
+CHUNK = 20_000
+
+
+class BulkWriter:
+    def __init__(self, remote: str, chassis: str, chunk: int = CHUNK) -> None:
+        self.remote = remote
+        self.chassis = chassis
+        self.chunk = chunk
+        self._conn: ovs.jsonrpc.Connection | None = None
+        self._id = 0
+
+    def _connection(self) -> ovs.jsonrpc.Connection:
+        if self._conn is None:
+            error, stream = ovs.stream.Stream.open_block(ovs.stream.Stream.open(self.remote))
+            if error:
+                raise OvnError(f"cannot connect to {self.remote}: {error}")
+            self._conn = ovs.jsonrpc.Connection(stream)
+        return self._conn
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def _call(self, ops: Sequence[dict[str, Any]]) -> list[Any]:
+        self._id += 1
+        request = ovs.jsonrpc.Message.create_request("transact", ["OVN_Northbound", *ops])
+        error, reply = self._connection().transact_block(request)
+        if error:
+            self.close()
+            raise OvnError(f"NB transact: {os.strerror(error)}")
+        if reply.error:
+            raise OvnError(f"NB transact: {reply.error}")
+        results: list[Any] = reply.result or []
+        for i, result in enumerate(results):
+            if isinstance(result, dict) and "error" in result:
+                raise OvnError(f"NB transact op {i}: {result['error']}: {result.get('details')}")
+        return results
+
+    def owned(self) -> dict[str, OwnedRoute]:
+        """Every route row carrying this chassis' marker, by UUID, with its router."""
+        rows, routers = self._call([
+            {"op": "select", "table": LRSR,
+             "where": [["external_ids", "includes", ["map", [[MARK, self.chassis]]]]],
+             "columns": ["_uuid", "ip_prefix", "nexthop", "output_port"]},
+            {"op": "select", "table": "Logical_Router", "where": [],
+             "columns": ["name", "static_routes"]},
+        ])  # fmt: skip
+        router_of: dict[str, str] = {}
+        for lr in routers["rows"]:
+            for ref in _set(lr["static_routes"]):
+                router_of[ref[1]] = lr["name"]
+        out = {}
+        for row in rows["rows"]:
+            uuid = row["_uuid"][1]
+            if uuid in router_of:
+                port = _set(row["output_port"])
+                out[uuid] = OwnedRoute(uuid, router_of[uuid], row["ip_prefix"], row["nexthop"],
+                                       port[0] if port else None)  # fmt: skip
+        return out
+
+    def apply(
+        self, diff: RouteDiff, routers: Mapping[str, str]
+    ) -> tuple[list[OwnedRoute], list[str]]:
+        """Write ``diff``; ``routers`` maps router name -> row UUID.
+
+        Returns the rows created (with their UUIDs) and the UUIDs unlinked."""
+        created: list[OwnedRoute] = []
+        removed: list[str] = []
+        by_router: dict[str, list[OwnedRoute]] = {}
+        for row in diff.delete:
+            by_router.setdefault(row.router, []).append(row)
+        for name, rows in by_router.items():
+            if name not in routers:
+                continue  # the router is gone, and its routes with it
+            for i in range(0, len(rows), self.chunk):
+                gone = [r.uuid for r in rows[i : i + self.chunk]]
+                self._call([_unlink(routers[name], gone)])
+                removed += gone
+        adds: dict[str, list[DesiredRoute]] = {}
+        for route in diff.add:
+            if route.router in routers:
+                adds.setdefault(route.router, []).append(route)
+        for name, routes in adds.items():
+            for i in range(0, len(routes), self.chunk):
+                new = routes[i : i + self.chunk]
+                results = self._call(_insert(routers[name], new, self.chassis))
+                for route, result in zip(new, results, strict=False):
+                    uuid = result["uuid"][1]
+                    created.append(OwnedRoute(uuid, name, route.prefix, route.nexthop,
+                                              route.output_port))  # fmt: skip
+        return created, removed
+
+
+def _set(datum: Any) -> list[Any]:
+    """An OVSDB set in JSON: a bare atom, or ["set", [...]]."""
+    if isinstance(datum, list) and len(datum) == 2 and datum[0] == "set":
+        return list(datum[1])
+    return [datum]
+
+
+def _unlink(router_uuid: str, uuids: Sequence[str]) -> dict[str, Any]:
+    return {
+        "op": "mutate",
+        "table": "Logical_Router",
+        "where": [["_uuid", "==", ["uuid", router_uuid]]],
+        "mutations": [["static_routes", "delete", ["set", [["uuid", u] for u in uuids]]]],
+    }
+
+
+def _insert(router_uuid: str, routes: Sequence[DesiredRoute], chassis: str) -> list[dict[str, Any]]:
+    ops: list[dict[str, Any]] = []
+    names = []
+    for i, r in enumerate(routes):
+        name = f"r{i}"
+        names.append(["named-uuid", name])
+        ops.append({
+            "op": "insert",
+            "table": LRSR,
+            "uuid-name": name,
+            "row": {
+                "ip_prefix": r.prefix,
+                "nexthop": r.nexthop,
+                "output_port": r.output_port,
+                "external_ids": ["map", [[MARK, chassis]]],
+            },
+        })  # fmt: skip
+    ops.append({
+        "op": "mutate",
+        "table": "Logical_Router",
+        "where": [["_uuid", "==", ["uuid", router_uuid]]],
+        "mutations": [["static_routes", "insert", ["set", names]]],
+    })  # fmt: skip
+    return ops
