@@ -25,11 +25,13 @@ HEADER_LEN = HEADER.size
 
 
 class FramingError(Exception):
-    """The byte stream is not valid FPM; ``excerpt`` holds the offending bytes."""
+    """The byte stream is not valid FPM; ``excerpt`` holds the offending bytes and ``frames``
+    the payloads completed before them (still valid, for the caller to apply)."""
 
-    def __init__(self, message: str, excerpt: bytes) -> None:
+    def __init__(self, message: str, excerpt: bytes, frames: list[bytes] | None = None) -> None:
         super().__init__(f"{message}: {excerpt[:32].hex(' ')}")
         self.excerpt = excerpt
+        self.frames = frames or []
 
 
 def encode_frame(payload: bytes) -> bytes:
@@ -46,7 +48,7 @@ class FpmFramer:
     def feed(self, data: bytes) -> list[bytes]:
         """Add received bytes; return the payloads of every frame completed by them."""
         self._buf += data
-        out = []
+        out: list[bytes] = []
         buf = self._buf
         pos = 0
         while len(buf) - pos >= HEADER_LEN:
@@ -55,7 +57,7 @@ class FpmFramer:
                 bad = bytes(buf[pos : pos + 32])
                 self._buf = bytearray()
                 raise FramingError(
-                    f"bad FPM header (version={version} type={ftype} length={length})", bad
+                    f"bad FPM header (version={version} type={ftype} length={length})", bad, out
                 )
             if len(buf) - pos < length:
                 break

@@ -68,13 +68,12 @@ class FpmServer:
         framer = FpmFramer()
         try:
             while data := await reader.read(READ_SIZE):
-                msgs = []
-                for payload in framer.feed(data):
-                    msgs += decode(payload)
-                    c.frames += 1
-                c.messages += len(msgs)
-                self.rib.apply(msgs, self.clock())
-                self.on_update()
+                try:
+                    payloads = framer.feed(data)
+                except FramingError as exc:
+                    self._apply(exc.frames)  # what came before the bad bytes is valid
+                    raise
+                self._apply(payloads)
         except FramingError as exc:
             c.errors += 1
             c.last_error = str(exc)
@@ -87,4 +86,16 @@ class FpmServer:
                 c.connected = False
             writer.close()
             log.info("fpm_disconnected peer=%s", peer)
+            self.on_update()
+
+    def _apply(self, payloads: list[bytes]) -> None:
+        """Decode frames and feed the RIB; a malformed frame raises after the good ones."""
+        msgs = []
+        try:
+            for payload in payloads:
+                msgs += decode(payload)
+                self.counters.frames += 1
+        finally:
+            self.counters.messages += len(msgs)
+            self.rib.apply(msgs, self.clock())
             self.on_update()

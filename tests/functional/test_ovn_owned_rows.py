@@ -1,0 +1,46 @@
+"""Several chassis write into one NB: each touches only the rows carrying its own marker."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ovn_frr.core.importer import diff_routes
+from ovn_frr.core.model import DesiredRoute
+from ovn_frr.lab import Lab, LabSpec
+from ovn_frr.ovn.bulk import BulkWriter
+
+
+def test_each_chassis_sweeps_only_its_own_rows(make_lab: Callable[[LabSpec], Lab]) -> None:
+    lab = make_lab(LabSpec())
+    assert lab.ovn is not None
+    nb = lab.ovn.nbctl
+    nb("lr-add", "r1")
+    nb("lr-route-add", "r1", "192.0.2.0/24", "10.0.0.254")  # the operator's own route
+    router = {"r1": nb("--bare", "--columns=_uuid", "find", "Logical_Router", "name=r1")}
+    a, b = BulkWriter(lab.ovn.nb, "chassis-a"), BulkWriter(lab.ovn.nb, "chassis-b")
+    try:
+        want_a = frozenset({DesiredRoute("r1", "198.51.100.0/24", "10.0.0.1", "p1")})
+        want_b = frozenset({DesiredRoute("r1", "198.51.100.0/24", "10.0.0.2", "p2"),
+                            DesiredRoute("r1", "203.0.113.0/24", "10.0.0.2", "p2")})  # fmt: skip
+        created_a, _ = a.apply(diff_routes(want_a, ()), router)
+        created_b, _ = b.apply(diff_routes(want_b, ()), router)
+
+        # adoption: each sees exactly its own rows, by the UUIDs it created
+        assert set(a.owned()) == {r.uuid for r in created_a}
+        assert set(b.owned()) == {r.uuid for r in created_b}
+        assert not diff_routes(want_a, a.owned().values())  # nothing to change
+
+        # chassis A withdraws everything it has: B's rows and the operator's row stay
+        _, removed = a.apply(diff_routes(frozenset(), a.owned().values()), router)
+        assert set(removed) == {r.uuid for r in created_a}
+        assert a.owned() == {}
+        assert set(b.owned()) == {r.uuid for r in created_b}
+        rows = {tuple(line.split()[:2]) for line in nb("lr-route-list", "r1").splitlines()[2:]}
+        assert rows == {
+            ("192.0.2.0/24", "10.0.0.254"),
+            ("198.51.100.0/24", "10.0.0.2"),
+            ("203.0.113.0/24", "10.0.0.2"),
+        }
+    finally:
+        a.close()
+        b.close()
