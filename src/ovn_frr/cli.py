@@ -172,9 +172,11 @@ def lab_up(base: Path, name: str, topology: str, hold: bool) -> None:
 def lab_down(base: Path, names: tuple[str, ...], all_labs: bool) -> None:
     """Tear labs down: processes, namespaces, sockets, run directories."""
 
+    if not names and not all_labs:
+        raise click.UsageError("name a lab, or --all")
     targets = [lab_["name"] for lab_ in list_labs(base)] if all_labs else list(names)
     if not targets:
-        raise click.UsageError("name a lab, or --all")
+        out.print("no labs")
     for name in targets:
         destroy(name, base)
         out.print(f"lab {name}: down")

@@ -165,8 +165,15 @@ class Announcer:
         lines.append("exit")
         return "\n".join(lines) + "\n"
 
+    #: prefixes per vtysh batch: FRR parses ~15k lines/s, vtysh calls time out after 120 s
+    CHUNK = 50_000
+
     def announce(self, prefixes: Iterable[str]) -> None:
-        self.frr.apply(self._batch(list(prefixes), negate=False))
+        self._apply(list(prefixes), negate=False)
 
     def withdraw(self, prefixes: Iterable[str]) -> None:
-        self.frr.apply(self._batch(list(prefixes), negate=True))
+        self._apply(list(prefixes), negate=True)
+
+    def _apply(self, prefixes: list[str], negate: bool) -> None:
+        for i in range(0, len(prefixes), self.CHUNK):
+            self.frr.apply(self._batch(prefixes[i : i + self.CHUNK], negate))

@@ -1,9 +1,9 @@
 """One OVSDB connection: the ovs IDL driven by ovsdbapp's connection thread.
 
 The IDL thread is the only thread in ovn-frr besides the asyncio loop (and the workers that wait
-for it). Reads take the connection lock so that they never see a half-applied update; writes are
-queued to the IDL thread as ovsdbapp transactions. Each instance has its own connection (no
-class-level singleton), so several databases, or several labs in one test process, coexist.
+on OVSDB). Reads take the connection lock so that they never see a half-applied update. Each
+instance has its own connection (no class-level singleton), so several databases, or several
+labs in one test process, coexist. Writes of owned routes go through :mod:`ovn_frr.ovn.bulk`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from typing import Any, TypeVar
 
 from ovs import stream as ovs_stream
 from ovsdbapp.backend.ovs_idl import connection, idlutils
-from ovsdbapp.backend.ovs_idl import transaction as ovsdbapp_txn
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -32,30 +31,6 @@ class _Idl(connection.OvsdbIdl):  # type: ignore[misc]
     def notify(self, event: str, row: Any, updates: Any = None) -> None:
         if self.on_change is not None:
             self.on_change()
-
-
-class _Call:
-    """An ovsdbapp command that runs a function against the IDL inside a transaction."""
-
-    def __init__(self, fn: Callable[[Any, Any], Any]) -> None:
-        self.fn = fn
-        self.result: Any = None
-
-    def run_idl(self, txn: Any) -> None:
-        self.result = self.fn(txn.idl, txn)
-
-    def post_commit(self, txn: Any) -> None:
-        pass
-
-    def __str__(self) -> str:
-        return getattr(self.fn, "__name__", "ovn-frr call")
-
-
-class _Api:
-    """What ovsdbapp's Transaction needs of an API object: the IDL."""
-
-    def __init__(self, idl: Any) -> None:
-        self.idl = idl
 
 
 def set_ssl(key: str | None, cert: str | None, ca: str | None) -> None:
@@ -122,16 +97,3 @@ class OvsdbConnection:
         assert self._conn is not None and self._idl is not None, "not started"
         with self._conn.lock:
             return fn(self._idl)
-
-    def transact(self, fn: Callable[[Any, Any], T]) -> T:
-        """Run ``fn(idl, txn)`` in the IDL thread and commit (blocking); raise OvnError."""
-        assert self._conn is not None and self._idl is not None, "not started"
-        txn = ovsdbapp_txn.Transaction(_Api(self._idl), self._conn, self._timeout,
-                                       check_error=True, log_errors=False)  # fmt: skip
-        call = _Call(fn)
-        txn.add(call)
-        try:
-            txn.commit()
-        except Exception as exc:
-            raise OvnError(f"{self.schema} transaction failed: {exc}") from None
-        return call.result  # type: ignore[no-any-return]
