@@ -161,9 +161,12 @@ class Agent:
                 self.sb.read, lambda idl: bound_gateway_ports(idl, self.chassis)
             )
             if self._owned is None or self.clock() >= self._resync_at:
+                started = self.clock()
                 self._owned = await asyncio.to_thread(self.writer.owned)
-                self._resync_at = self.clock() + self.cfg.import_.resync_s
-                log.info("ovn_owned_routes_read rows=%d", len(self._owned))
+                took = self.clock() - started
+                # at scale a full read is costly (~4 s per 100k rows): keep it under ~2% of time
+                self._resync_at = self.clock() + max(self.cfg.import_.resync_s, 50 * took)
+                log.info("ovn_owned_routes_read rows=%d ms=%.0f", len(self._owned), took * 1e3)
             ovn = await asyncio.to_thread(
                 self.nb.read, lambda idl: nb_snapshot(idl, self.chassis, bound)
             )
