@@ -7,6 +7,7 @@ static routes it should have; ``diff_routes`` turns that into rows to add and ro
 from __future__ import annotations
 
 import ipaddress
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -206,7 +207,7 @@ def _decide(
         if isinstance(port, str):
             reasons.append(port)
             continue
-        rows.append(DesiredRoute(router, prefix, str(hop.gateway), port.name))
+        rows.append(DesiredRoute(router, prefix, sys.intern(str(hop.gateway)), port.name))
     if not rows:
         return Rejection(router, prefix, "unresolvable-nexthop", "; ".join(reasons))
     return rows

@@ -30,7 +30,11 @@ Key = tuple[int, Network]
 
 @dataclass(slots=True)
 class _Entry:
-    msg: RouteMessage
+    """What re-resolution needs of the last message (not the message: memory, at 1M routes)."""
+
+    nh_id: int | None
+    protocol: int
+    kind: str
     #: the last complete resolution; kept while a newer message waits for its next hops
     route: RibRoute | None
 
@@ -49,6 +53,8 @@ class Rib:
         self._nh_users: dict[int, set[Key]] = defaultdict(set)
         self._group_users: dict[int, set[int]] = defaultdict(set)
         self._pending_del: dict[Key, float] = {}
+        #: one object per distinct next-hop set (most routes share a few): memory at scale
+        self._hopsets: dict[frozenset[Hop], frozenset[Hop]] = {}
         self._stale: set[Key] | None = None
         self._last_message = 0.0
         self.version = 0
@@ -85,11 +91,14 @@ class Rib:
         if self._stale is not None:
             self._stale.discard(key)
         old = self._routes.get(key)
-        entry = _Entry(m, old.route if old else None)
+        entry = _Entry(m.nh_id, m.protocol, m.kind, old.route if old else None)
         self._routes[key] = entry
         if m.nh_id is not None:
             self._nh_users[m.nh_id].add(key)
-        self._resolve(key, entry)
+            self._resolve(key, entry)
+        else:
+            hops = frozenset(Hop(n.gateway, n.ifindex, n.weight) for n in m.nexthops)
+            self._set(key, entry, hops)
 
     def _nexthop(self, m: NexthopMessage) -> None:
         if not m.add:
@@ -103,7 +112,7 @@ class Rib:
         for nh_id in ids:
             for key in list(self._nh_users.get(nh_id, ())):
                 entry = self._routes.get(key)
-                if entry is not None and entry.msg.nh_id == nh_id:
+                if entry is not None and entry.nh_id == nh_id:
                     self._resolve(key, entry)
 
     def _hops(self, nh_id: int) -> frozenset[Hop] | None:
@@ -121,14 +130,16 @@ class Rib:
         return frozenset(hops)
 
     def _resolve(self, key: Key, entry: _Entry) -> None:
-        m = entry.msg
-        if m.nh_id is not None:
-            hops = self._hops(m.nh_id)
-            if hops is None:
-                return
-        else:
-            hops = frozenset(Hop(n.gateway, n.ifindex, n.weight) for n in m.nexthops)
-        route = RibRoute(m.table, m.prefix, m.protocol, m.kind, hops)
+        assert entry.nh_id is not None
+        hops = self._hops(entry.nh_id)
+        if hops is not None:
+            self._set(key, entry, hops)
+
+    def _set(self, key: Key, entry: _Entry, hops: frozenset[Hop]) -> None:
+        if len(self._hopsets) > 100_000:
+            self._hopsets.clear()  # only sharing is lost
+        hops = self._hopsets.setdefault(hops, hops)
+        route = RibRoute(key[0], key[1], entry.protocol, entry.kind, hops)
         if route != entry.route:
             entry.route = route
             self.version += 1
@@ -161,8 +172,8 @@ class Rib:
         entry = self._routes.pop(key, None)
         if entry is None:
             return
-        if entry.msg.nh_id is not None:
-            self._nh_users[entry.msg.nh_id].discard(key)
+        if entry.nh_id is not None:
+            self._nh_users[entry.nh_id].discard(key)
         if entry.route is not None:
             self.version += 1
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -87,8 +88,13 @@ class BulkWriter:
             uuid = row["_uuid"][1]
             if uuid in router_of:
                 port = _set(row["output_port"])
-                out[uuid] = OwnedRoute(uuid, router_of[uuid], row["ip_prefix"], row["nexthop"],
-                                       port[0] if port else None)  # fmt: skip
+                out[uuid] = OwnedRoute(
+                    uuid,
+                    sys.intern(router_of[uuid]),
+                    row["ip_prefix"],
+                    sys.intern(row["nexthop"]),
+                    sys.intern(port[0]) if port else None,
+                )
         return out
 
     def apply(
