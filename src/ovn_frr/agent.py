@@ -148,7 +148,8 @@ class Agent:
             stopper.cancel()
 
     async def reconcile(self) -> float | None:
-        """One pass; returns when the RIB next needs a tick (held deletes, replay sweep)."""
+        """One pass; returns when the next one is due without any event (held deletes and the
+        replay sweep of the RIB, the read-back of the owned rows)."""
         was_synced = self.rib.synced
         next_due = self.rib.tick(self.clock())
         if self.rib.synced and not was_synced:
@@ -205,7 +206,7 @@ class Agent:
             log.error("reconcile_failed error=%s", exc)
             return self.clock() + 1.0  # retry
         self.state.passes += 1
-        return next_due
+        return self._resync_at if next_due is None else min(next_due, self._resync_at)
 
     def _record(self, plan: ImportPlan, imported: int) -> None:
         self.state.routes_imported = imported
