@@ -13,6 +13,7 @@ from __future__ import annotations
 import ipaddress
 import itertools
 import json
+import signal
 import sys
 import time
 from pathlib import Path
@@ -104,6 +105,8 @@ def run(n: int) -> dict[str, float]:
 
 
 def main() -> None:
+    # SIGTERM would end Python without running the lab's teardown (`with Lab`)
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(143))
     sizes = [int(x) for x in sys.argv[1:]] or [10_000]
     results = [run(n) for n in sizes]
     cols = list(results[0])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,17 +17,20 @@ PREFIX_V4 = "203.0.113.0/24"
 PREFIX_V6 = "2001:db8:77::/48"
 
 
-def leftovers(lab: Lab, pids: list[int]) -> list[str]:
+FRR_TMP = Path("/var/tmp/frr")
+
+
+def frr_tmp() -> set[str]:
+    return {d.name for d in FRR_TMP.iterdir()} if FRR_TMP.is_dir() else set()
+
+
+def leftovers(lab: Lab, pids: list[int], tmp_before: set[str]) -> list[str]:
     """Anything of the lab still on the machine."""
     found = [f"netns {ns}" for ns in netns_list() if ns.startswith(f"{lab.name}-")]
     found += [f"pid {p}" for p in pids if os.path.exists(f"/proc/{p}") and not _zombie(p)]
     if lab.rundir.exists():
         found.append(f"dir {lab.rundir}")
-    tmp = Path("/var/tmp/frr")
-    if tmp.is_dir():
-        found += [
-            f"frr tmp {d}" for d in tmp.iterdir() if d.name.rpartition(".")[2] in map(str, pids)
-        ]
+    found += [f"frr tmp {d}" for d in frr_tmp() - tmp_before]
     return found
 
 
@@ -69,12 +73,17 @@ def test_teardown_leaves_nothing(make_lab: Callable[[LabSpec], Lab]) -> None:
         peers=(PeerSpec("tor1", 65001),),
         links=(LinkSpec("node1", "tor1"),),
     )
+    tmp_before = frr_tmp()
     lab = make_lab(spec)
     assert "node1" in lab.sb_chassis()
     pids = [p for ns in netns_list() if ns.startswith(f"{lab.name}-") for p in netns_pids(ns)]
     assert len(pids) >= 10  # 3 OVN central, 4+ FRR on node1, 3+ on tor1, OVS, ovn-controller
+    # a daemon that dies hard keeps its /var/tmp/frr directory: teardown must remove it too
+    zebra = lab.frr["tor1"].pids()[0]
+    os.kill(zebra, signal.SIGKILL)
+    wait_for(lambda: _zombie(zebra), timeout=10, what="zebra killed")
     lab.down()
-    assert leftovers(lab, pids) == []
+    assert leftovers(lab, pids, tmp_before) == []
     lab.down()  # idempotent
 
 
@@ -83,10 +92,11 @@ def test_failed_up_removes_what_it_made(lab_base: Path) -> None:
     spec = LabSpec(
         nodes=(NodeSpec("node1"),), peers=(PeerSpec("tor1", 0),), links=(LinkSpec("node1", "tor1"),)
     )
+    tmp_before = frr_tmp()
     lab = Lab(spec, base=lab_base)
     with pytest.raises(LabError, match="tor1"):
         lab.up()
-    assert leftovers(lab, []) == []
+    assert leftovers(lab, [], tmp_before) == []
 
 
 def test_same_name_refused_and_first_lab_kept(

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import ipaddress
+import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ovn_frr.frr.vtysh import Vtysh, VtyshError
-from ovn_frr.lab.proc import LabError, kill_pids, read_pid, remove_frr_tmp, run, wait_for
+from ovn_frr.lab.proc import LabError, kill_pids, read_pid, remove_frr_tmp, wait_for
 from ovn_frr.versions import Version
 
 FRR_SBIN = Path("/usr/lib/frr")
@@ -79,7 +80,17 @@ class FrrInstance:
             argv += ["-M", "dplane_fpm_nl"]
         if daemon == "bfdd":
             argv += ["--bfdctl", str(self.rundir / "bfdd.sock")]
-        run(argv, netns=self.netns)
+        # FRR names its /var/tmp/frr/<daemon>.<pid> directory after the pid it had before it
+        # daemonized, i.e. the pid launched here (ip netns exec execs in place); a daemon that
+        # has to be SIGKILLed leaves the directory behind, so the lab records that pid
+        launcher = subprocess.Popen(
+            ["ip", "netns", "exec", self.netns, *argv],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        )  # fmt: skip
+        (self.rundir / f"{daemon}.launch").write_text(f"{launcher.pid}\n")
+        out, _ = launcher.communicate(timeout=60)
+        if launcher.returncode != 0:
+            raise LabError(f"{self.name}: {daemon} failed to start: {out.strip()[-300:]}")
         sock = self.rundir / f"{daemon}.vty"
         wait_for(sock.exists, timeout=10, what=f"{self.name} {daemon} vty socket")
 
@@ -89,11 +100,15 @@ class FrrInstance:
         configuration applied through vtysh is lost; the daemons' files are kept."""
         pids = self.pids()
         kill_pids(pids)
-        remove_frr_tmp(pids)
+        remove_frr_tmp(self.launcher_pids())
         for daemon in self.daemons:
             (self.rundir / f"{daemon}.vty").unlink(missing_ok=True)
         for daemon in self.daemons:
             self.start_daemon(daemon)
+
+    def launcher_pids(self) -> list[int]:
+        """The pids FRR's /var/tmp/frr directories are named after (see start_daemon)."""
+        return [p for d in self.daemons if (p := read_pid(self.rundir / f"{d}.launch"))]
 
     def pids(self) -> list[int]:
         return [p for d in self.daemons if (p := read_pid(self.rundir / f"{d}.pid"))]

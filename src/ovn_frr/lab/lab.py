@@ -20,7 +20,16 @@ from typing import Any
 
 from ovn_frr.lab.frr import Announcer, FrrInstance, daemons_for
 from ovn_frr.lab.ovn import Chassis, OvnCentral
-from ovn_frr.lab.proc import LabError, netns_add, netns_destroy, netns_list, run, wait_for
+from ovn_frr.lab.proc import (
+    LabError,
+    netns_add,
+    netns_destroy,
+    netns_list,
+    read_pid,
+    remove_frr_tmp,
+    run,
+    wait_for,
+)
 from ovn_frr.lab.spec import LAB_NAME_RE, LabSpec, LinkAddrs, LinkSpec, NodeSpec, PeerSpec
 from ovn_frr.lab.spec import link_addrs as spec_link_addrs
 from ovn_frr.versions import Versions, detect
@@ -281,6 +290,8 @@ def destroy(name: str, base: Path = DEFAULT_BASE) -> None:
         if ns.startswith(f"{name}-"):
             netns_destroy(ns)
     rundir = base / name
+    # FRR daemons that had to be SIGKILLed leave /var/tmp/frr/<daemon>.<launcher pid>
+    remove_frr_tmp([p for f in rundir.glob("*/frr/*.launch") if (p := read_pid(f))])
     if rundir.exists():
         shutil.rmtree(rundir, ignore_errors=True)
     log.info("lab_down lab=%s", name)
