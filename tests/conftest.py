@@ -30,3 +30,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.root)
             if reason is not None:
                 item.add_marker(pytest.mark.skip(reason=reason))
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--update-goldens",
+        action="store_true",
+        help="rewrite tests/golden/* from the current renderers instead of comparing",
+    )

@@ -1,0 +1,246 @@
+"""The FRR configuration ovn-frr wants, as typed values, and the pure function that builds it.
+
+Only ovn-frr's own objects are modelled; operator-written FRR config lives beside them. Names
+ovn-frr creates start with ``ovnfrr-`` so that ownership is visible in ``show running-config``.
+
+Export policy: a neighbor is sent only what the OVN intent produced (``ovnfrr-export-<vrf>``),
+narrowed by its own export filters; import policy: the neighbor's import filters, or everything.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from ovn_frr.config import NodeConfig
+from ovn_frr.config.schema import Neighbor, PrefixFilter
+from ovn_frr.core.model import Network
+
+DEFAULT_VRF = ""
+
+
+@dataclass(frozen=True, slots=True)
+class PrefixListEntry:
+    seq: int
+    action: str
+    prefix: Network
+    ge: int | None = None
+    le: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PrefixList:
+    name: str
+    afi: str  # "ip" | "ipv6"
+    entries: tuple[PrefixListEntry, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RouteMapEntry:
+    seq: int
+    action: str
+    #: the prefix-list matched (one per entry: FRR keeps only one per family); none: any
+    match_ip: str | None = None
+    match_ipv6: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RouteMap:
+    name: str
+    entries: tuple[RouteMapEntry, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class BfdProfile:
+    name: str
+    receive_ms: int
+    transmit_ms: int
+    multiplier: int
+    passive: bool
+
+
+@dataclass(frozen=True, slots=True)
+class BgpNeighbor:
+    address: str
+    remote_as: str
+    description: str | None
+    password: str | None
+    timers: tuple[int, int] | None
+    connect_retry: int | None
+    ebgp_multihop: int | None
+    update_source: str | None
+    bfd_profile: str | None
+    afis: tuple[str, ...]  # "ipv4", "ipv6", "l2vpn-evpn"
+    route_map_in: str
+    route_map_out: str
+    max_prefix: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class BgpInstance:
+    asn: int
+    vrf: str  # DEFAULT_VRF for the default VRF
+    router_id: str
+    neighbors: tuple[BgpNeighbor, ...]
+    #: afi -> prefixes announced with `network`
+    networks: Mapping[str, tuple[Network, ...]]
+
+
+@dataclass(frozen=True, slots=True)
+class FrrModel:
+    fpm: tuple[str, int] | None
+    bfd_profiles: tuple[BfdProfile, ...]
+    prefix_lists: tuple[PrefixList, ...]
+    route_maps: tuple[RouteMap, ...]
+    bgp: tuple[BgpInstance, ...]
+
+
+def _token(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_")
+
+
+def _afi(net: Network) -> str:
+    return "ipv6" if net.version == 6 else "ipv4"
+
+
+def _plist_entries(filters: Iterable[PrefixFilter]) -> tuple[PrefixListEntry, ...]:
+    return tuple(
+        PrefixListEntry(5 * (i + 1), f.action, f.prefix, f.ge, f.le) for i, f in enumerate(filters)
+    )
+
+
+def _exact_list(name: str, afi: str, prefixes: Iterable[Network]) -> PrefixList:
+    """A prefix-list permitting exactly ``prefixes``; none: deny everything explicitly (an empty
+    prefix-list would match everything in FRR)."""
+    entries = tuple(PrefixListEntry(5 * (i + 1), "permit", p) for i, p in enumerate(prefixes))
+    if not entries:
+        anything = ipaddress.ip_network("0.0.0.0/0" if afi == "ipv4" else "::/0")
+        entries = (PrefixListEntry(5, "deny", anything, le=anything.max_prefixlen),)
+    return PrefixList(name, "ip" if afi == "ipv4" else "ipv6", entries)
+
+
+def _any_list(name: str, afi: str) -> PrefixList:
+    anything = ipaddress.ip_network("0.0.0.0/0" if afi == "ipv4" else "::/0")
+    entry = PrefixListEntry(5, "permit", anything, le=anything.max_prefixlen)
+    return PrefixList(name, "ip" if afi == "ipv4" else "ipv6", (entry,))
+
+
+def permitted(prefix: Network, filters: Iterable[PrefixFilter]) -> bool:
+    """FRR prefix-list semantics: the first matching entry decides, no match denies."""
+    for f in filters:
+        if f.prefix.version != prefix.version or not prefix.subnet_of(f.prefix):  # type: ignore[arg-type]
+            continue
+        if f.ge is None and f.le is None:
+            match = prefix.prefixlen == f.prefix.prefixlen
+        else:
+            low = f.ge if f.ge is not None else f.prefix.prefixlen
+            high = f.le if f.le is not None else prefix.max_prefixlen
+            match = low <= prefix.prefixlen <= high
+        if match:
+            return f.action == "permit"
+    return False
+
+
+def _neighbor_policy(
+    nb: Neighbor, vtok: str, intent: Mapping[str, tuple[Network, ...]], shared: Mapping[str, str]
+) -> tuple[list[PrefixList], RouteMap, RouteMap]:
+    """Import: the neighbor's import filters, or everything. Export: the intent's prefixes the
+    neighbor's export filters permit (exactly those), or all of the intent's."""
+    tok = f"{vtok}{_token(str(nb.address))}"
+    lists: list[PrefixList] = []
+    rm_in: list[RouteMapEntry] = []
+    rm_out: list[RouteMapEntry] = []
+    for afi in ("ipv4", "ipv6"):
+        imports = [f for f in nb.import_filters if _afi(f.prefix) == afi]
+        if imports:
+            name = f"ovnfrr-in-{tok}-{afi}"
+            lists.append(
+                PrefixList(name, "ip" if afi == "ipv4" else "ipv6", _plist_entries(imports))
+            )
+        else:  # filters narrow only their own family
+            name = f"ovnfrr-any-{afi}"
+            lists.append(_any_list(name, afi))
+        rm_in.append(_match(10 * (len(rm_in) + 1), afi, name))
+        exports = [f for f in nb.export_filters if _afi(f.prefix) == afi]
+        if exports:
+            name = f"ovnfrr-out-{tok}-{afi}"
+            lists.append(_exact_list(name, afi, [p for p in intent[afi] if permitted(p, exports)]))
+        else:
+            name = shared[afi]
+        rm_out.append(_match(10 * (len(rm_out) + 1), afi, name))
+    if not nb.import_filters:
+        rm_in = [RouteMapEntry(10, "permit")]
+    return (
+        lists,
+        RouteMap(f"ovnfrr-in-{tok}", tuple(rm_in)),
+        RouteMap(f"ovnfrr-out-{tok}", tuple(rm_out)),
+    )
+
+
+def _match(seq: int, afi: str, plist: str) -> RouteMapEntry:
+    if afi == "ipv4":
+        return RouteMapEntry(seq, "permit", match_ip=plist)
+    return RouteMapEntry(seq, "permit", match_ipv6=plist)
+
+
+def desired_frr(
+    cfg: NodeConfig, networks: Mapping[str, Iterable[Network]] | None = None
+) -> FrrModel:
+    """The FRR config for ``cfg`` announcing ``networks`` (VRF name, "" = default -> prefixes)."""
+    networks = networks or {}
+    vrfs = sorted({nb.vrf or DEFAULT_VRF for nb in cfg.bgp.neighbors} | set(networks))
+    lists: list[PrefixList] = []
+    maps: list[RouteMap] = []
+    instances = []
+    for vrf in vrfs:
+        vtok = f"{_token(vrf)}-" if vrf else ""
+        prefixes = sorted(
+            {ipaddress.ip_network(p) for p in networks.get(vrf, ())},
+            key=lambda n: (n.version, int(n.network_address), n.prefixlen),
+        )
+        intent = {afi: tuple(p for p in prefixes if _afi(p) == afi) for afi in ("ipv4", "ipv6")}
+        shared = {afi: f"ovnfrr-export-{vtok}{afi}" for afi in ("ipv4", "ipv6")}
+        lists += [_exact_list(shared[afi], afi, intent[afi]) for afi in ("ipv4", "ipv6")]
+        neighbors = []
+        for nb in (n for n in cfg.bgp.neighbors if (n.vrf or DEFAULT_VRF) == vrf):
+            nb_lists, rm_in, rm_out = _neighbor_policy(nb, vtok, intent, shared)
+            lists += nb_lists
+            maps += [rm_in, rm_out]
+            afis = nb.address_families or (
+                ("ipv6-unicast",) if nb.address.version == 6 else ("ipv4-unicast",)
+            )
+            timers = None
+            if nb.keepalive is not None and nb.hold is not None:
+                timers = (nb.keepalive, nb.hold)
+            neighbors.append(
+                BgpNeighbor(
+                    address=str(nb.address),
+                    remote_as=str(nb.remote_as),
+                    description=nb.description,
+                    password=nb.password,
+                    timers=timers,
+                    connect_retry=nb.connect_retry,
+                    ebgp_multihop=nb.ebgp_multihop,
+                    update_source=nb.update_source,
+                    bfd_profile=nb.bfd_profile,
+                    afis=tuple(a.replace("-unicast", "") for a in afis),
+                    route_map_in=rm_in.name,
+                    route_map_out=rm_out.name,
+                    max_prefix=nb.max_prefix,
+                )
+            )
+        instances.append(
+            BgpInstance(cfg.bgp.asn, vrf, str(cfg.bgp.router_id), tuple(neighbors), intent)
+        )
+    profiles = tuple(
+        BfdProfile(
+            name, p.receive_interval_ms, p.transmit_interval_ms, p.detect_multiplier, p.passive
+        )
+        for name, p in sorted(cfg.bfd.profiles.items())
+    )
+    fpm = cfg.frr.fpm_listen
+    lists = list({pl.name: pl for pl in lists}.values())  # shared lists appear once
+    return FrrModel((str(fpm.host), fpm.port), profiles, tuple(lists), tuple(maps),
+                    tuple(instances))  # fmt: skip

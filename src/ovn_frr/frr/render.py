@@ -1,0 +1,131 @@
+"""FRR config text from the typed model: one renderer per concern, concatenated in the order
+FRR needs (BFD profiles and prefix-lists before the route-maps and BGP that use them)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ovn_frr.core.frr_model import (
+    BfdProfile,
+    BgpInstance,
+    BgpNeighbor,
+    FrrModel,
+    PrefixList,
+    RouteMap,
+)
+
+
+def render(model: FrrModel) -> str:
+    return "".join(
+        (
+            render_fpm(model.fpm),
+            render_bfd(model.bfd_profiles),
+            render_prefix_lists(model.prefix_lists),
+            render_route_maps(model.route_maps),
+            *(render_bgp(b) for b in model.bgp),
+        )
+    )
+
+
+def render_fpm(fpm: tuple[str, int] | None) -> str:
+    return "" if fpm is None else f"fpm address {fpm[0]} port {fpm[1]}\n"
+
+
+def render_bfd(profiles: Iterable[BfdProfile]) -> str:
+    profiles = list(profiles)
+    if not profiles:
+        return ""
+    lines = ["bfd"]
+    for p in profiles:
+        lines += [
+            f" profile {p.name}",
+            f"  receive-interval {p.receive_ms}",
+            f"  transmit-interval {p.transmit_ms}",
+            f"  detect-multiplier {p.multiplier}",
+        ]
+        if p.passive:
+            lines.append("  passive-mode")
+        lines.append(" exit")
+    lines.append("exit")
+    return "\n".join(lines) + "\n"
+
+
+def render_prefix_lists(lists: Iterable[PrefixList]) -> str:
+    out = []
+    for pl in lists:
+        for e in pl.entries:
+            line = f"{pl.afi} prefix-list {pl.name} seq {e.seq} {e.action} {e.prefix}"
+            if e.ge is not None:
+                line += f" ge {e.ge}"
+            if e.le is not None:
+                line += f" le {e.le}"
+            out.append(line)
+    return "".join(f"{line}\n" for line in out)
+
+
+def render_route_maps(maps: Iterable[RouteMap]) -> str:
+    out = []
+    for rm in maps:
+        for e in rm.entries:
+            out.append(f"route-map {rm.name} {e.action} {e.seq}")
+            if e.match_ip:
+                out.append(f" match ip address prefix-list {e.match_ip}")
+            if e.match_ipv6:
+                out.append(f" match ipv6 address prefix-list {e.match_ipv6}")
+            out.append("exit")
+    return "".join(f"{line}\n" for line in out)
+
+
+def _neighbor(n: BgpNeighbor) -> list[str]:
+    a = n.address
+    lines = [f" neighbor {a} remote-as {n.remote_as}"]
+    if n.description:
+        lines.append(f" neighbor {a} description {n.description}")
+    if n.password:
+        lines.append(f" neighbor {a} password {n.password}")
+    if n.timers:
+        lines.append(f" neighbor {a} timers {n.timers[0]} {n.timers[1]}")
+    if n.connect_retry:
+        lines.append(f" neighbor {a} timers connect {n.connect_retry}")
+    if n.ebgp_multihop:
+        lines.append(f" neighbor {a} ebgp-multihop {n.ebgp_multihop}")
+    if n.update_source:
+        lines.append(f" neighbor {a} update-source {n.update_source}")
+    if n.bfd_profile:
+        lines.append(f" neighbor {a} bfd profile {n.bfd_profile}")
+    return lines
+
+
+def render_bgp(b: BgpInstance) -> str:
+    head = f"router bgp {b.asn}" + (f" vrf {b.vrf}" if b.vrf else "")
+    lines = [
+        head,
+        f" bgp router-id {b.router_id}",
+        " no bgp default ipv4-unicast",
+        " no bgp network import-check",
+    ]
+    for n in b.neighbors:
+        lines += _neighbor(n)
+    for afi in ("ipv4", "ipv6"):
+        members = [n for n in b.neighbors if afi in n.afis]
+        nets = b.networks.get(afi, ())
+        if not members and not nets:
+            continue
+        lines.append(f" address-family {afi} unicast")
+        lines += [f"  network {p}" for p in nets]
+        for n in members:
+            lines += [
+                f"  neighbor {n.address} activate",
+                f"  neighbor {n.address} route-map {n.route_map_in} in",
+                f"  neighbor {n.address} route-map {n.route_map_out} out",
+            ]
+            if n.max_prefix:
+                lines.append(f"  neighbor {n.address} maximum-prefix {n.max_prefix}")
+        lines.append(" exit-address-family")
+    evpn = [n for n in b.neighbors if "l2vpn-evpn" in n.afis]
+    if evpn:
+        lines.append(" address-family l2vpn evpn")
+        lines += [f"  neighbor {n.address} activate" for n in evpn]
+        lines.append(" exit-address-family")
+    lines.append("exit")
+    return "\n".join(lines) + "\n"

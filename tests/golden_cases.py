@@ -1,0 +1,49 @@
+"""Node configs and intents whose rendered FRR config is kept as golden files."""
+
+from __future__ import annotations
+
+import ipaddress
+from pathlib import Path
+
+from ovn_frr import config
+from ovn_frr.core.frr_model import FrrModel, desired_frr
+from ovn_frr.core.model import Network
+
+GOLDEN = Path(__file__).parent / "golden"
+EXAMPLES = Path(__file__).parents[1] / "examples"
+
+BASE = '[bgp]\nasn = 64512\nrouter_id = "192.0.2.10"\n'
+
+
+def _nets(*prefixes: str) -> list[Network]:
+    return [ipaddress.ip_network(p) for p in prefixes]
+
+
+def cases() -> dict[str, FrrModel]:
+    example = config.load(EXAMPLES / "node.toml")
+    dual = config.parse(
+        BASE
+        + '[[bgp.neighbors]]\naddress = "10.255.0.2"\nremote_as = 65001\n'
+        + 'address_families = ["ipv4-unicast", "ipv6-unicast"]\n'
+        + '[[bgp.neighbors]]\naddress = "fd00:255::2"\nremote_as = "external"\n'
+        + 'password = "s3cret"\nebgp_multihop = 2\nupdate_source = "fd00:255::1"\n'
+        + 'description = "tor1-v6"\nconnect_retry = 5\n'
+        + 'import_filters = [{ prefix = "2001:db8::/32", le = 64 }]\n'
+        + 'export_filters = [{ prefix = "2001:db8:10::/48", le = 64, action = "deny" },'
+        + ' { prefix = "::/0", le = 128 }]\n'
+    )
+    vrf = config.parse(
+        BASE
+        + '[[bgp.neighbors]]\naddress = "10.255.9.2"\nremote_as = 65009\nvrf = "blue"\n'
+        + 'address_families = ["ipv4-unicast", "l2vpn-evpn"]\n'
+    )
+    return {
+        "example-no-intent": desired_frr(example),
+        "example-with-intent": desired_frr(
+            example, {"": _nets("10.128.0.0/23", "10.128.2.5/32", "172.20.0.10/32", "10.9.0.0/16")}
+        ),
+        "dual-stack-filters": desired_frr(
+            dual, {"": _nets("10.128.0.0/23", "2001:db8:10::/64", "2001:db8:20::/64")}
+        ),
+        "vrf-evpn": desired_frr(vrf, {"blue": _nets("10.200.0.0/24")}),
+    }
