@@ -3,8 +3,11 @@
 Only ovn-frr's own objects are modelled; operator-written FRR config lives beside them. Names
 ovn-frr creates start with ``ovnfrr-`` so that ownership is visible in ``show running-config``.
 
-Export policy: a neighbor is sent only what the OVN intent produced (``ovnfrr-export-<vrf>``),
-narrowed by its own export filters; import policy: the neighbor's import filters, or everything.
+Export policy: a neighbor is sent only what the OVN intent produced, narrowed by its own export
+filters. What ovn-frr originates (``network P route-map ovnfrr-origin``) carries a large
+community (``ASN:4242:1``) that each neighbor's outbound route-map requires and strips; prefix
+lists would scale badly (FRR loads a 10k-entry prefix-list in minutes, measured). Import
+policy: the neighbor's import filters per family, or everything.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ovn_frr.config import NodeConfig
 from ovn_frr.config.schema import Neighbor, PrefixFilter
@@ -44,6 +47,17 @@ class RouteMapEntry:
     #: the prefix-list matched (one per entry: FRR keeps only one per family); none: any
     match_ip: str | None = None
     match_ipv6: str | None = None
+    match_large_community: str | None = None
+    #: added to the route (additive)
+    set_large_community: str | None = None
+    #: large communities matching this list are removed from the route
+    delete_large_comm_list: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LargeCommunityList:
+    name: str
+    value: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,14 +98,16 @@ class BgpInstance:
     vrf: str  # DEFAULT_VRF for the default VRF
     router_id: str
     neighbors: tuple[BgpNeighbor, ...]
-    #: afi -> prefixes announced with `network`
+    #: afi -> prefixes announced with `network ... route-map <origin_map>`
     networks: Mapping[str, tuple[Network, ...]]
+    origin_map: str
 
 
 @dataclass(frozen=True, slots=True)
 class FrrModel:
     fpm: tuple[str, int] | None
     bfd_profiles: tuple[BfdProfile, ...]
+    large_community_lists: tuple[LargeCommunityList, ...]
     prefix_lists: tuple[PrefixList, ...]
     route_maps: tuple[RouteMap, ...]
     bgp: tuple[BgpInstance, ...]
@@ -111,43 +127,20 @@ def _plist_entries(filters: Iterable[PrefixFilter]) -> tuple[PrefixListEntry, ..
     )
 
 
-def _exact_list(name: str, afi: str, prefixes: Iterable[Network]) -> PrefixList:
-    """A prefix-list permitting exactly ``prefixes``; none: deny everything explicitly (an empty
-    prefix-list would match everything in FRR)."""
-    entries = tuple(PrefixListEntry(5 * (i + 1), "permit", p) for i, p in enumerate(prefixes))
-    if not entries:
-        anything = ipaddress.ip_network("0.0.0.0/0" if afi == "ipv4" else "::/0")
-        entries = (PrefixListEntry(5, "deny", anything, le=anything.max_prefixlen),)
-    return PrefixList(name, "ip" if afi == "ipv4" else "ipv6", entries)
-
-
 def _any_list(name: str, afi: str) -> PrefixList:
     anything = ipaddress.ip_network("0.0.0.0/0" if afi == "ipv4" else "::/0")
     entry = PrefixListEntry(5, "permit", anything, le=anything.max_prefixlen)
     return PrefixList(name, "ip" if afi == "ipv4" else "ipv6", (entry,))
 
 
-def permitted(prefix: Network, filters: Iterable[PrefixFilter]) -> bool:
-    """FRR prefix-list semantics: the first matching entry decides, no match denies."""
-    for f in filters:
-        if f.prefix.version != prefix.version or not prefix.subnet_of(f.prefix):  # type: ignore[arg-type]
-            continue
-        if f.ge is None and f.le is None:
-            match = prefix.prefixlen == f.prefix.prefixlen
-        else:
-            low = f.ge if f.ge is not None else f.prefix.prefixlen
-            high = f.le if f.le is not None else prefix.max_prefixlen
-            match = low <= prefix.prefixlen <= high
-        if match:
-            return f.action == "permit"
-    return False
+ORIGIN_MAP = "ovnfrr-origin"
+ORIGIN_LIST = "ovnfrr-origin"
 
 
-def _neighbor_policy(
-    nb: Neighbor, vtok: str, intent: Mapping[str, tuple[Network, ...]], shared: Mapping[str, str]
-) -> tuple[list[PrefixList], RouteMap, RouteMap]:
-    """Import: the neighbor's import filters, or everything. Export: the intent's prefixes the
-    neighbor's export filters permit (exactly those), or all of the intent's."""
+def _neighbor_policy(nb: Neighbor, vtok: str) -> tuple[list[PrefixList], RouteMap, RouteMap]:
+    """Import: the neighbor's import filters per family, or everything. Export: routes ovn-frr
+    originated (the origin community, stripped on the way out), narrowed per family by the
+    neighbor's export filters."""
     tok = f"{vtok}{_token(str(nb.address))}"
     lists: list[PrefixList] = []
     rm_in: list[RouteMapEntry] = []
@@ -166,10 +159,19 @@ def _neighbor_policy(
         exports = [f for f in nb.export_filters if _afi(f.prefix) == afi]
         if exports:
             name = f"ovnfrr-out-{tok}-{afi}"
-            lists.append(_exact_list(name, afi, [p for p in intent[afi] if permitted(p, exports)]))
+            lists.append(
+                PrefixList(name, "ip" if afi == "ipv4" else "ipv6", _plist_entries(exports))
+            )
         else:
-            name = shared[afi]
-        rm_out.append(_match(10 * (len(rm_out) + 1), afi, name))
+            name = f"ovnfrr-any-{afi}"
+            lists.append(_any_list(name, afi))
+        rm_out.append(
+            replace(
+                _match(10 * (len(rm_out) + 1), afi, name),
+                match_large_community=ORIGIN_LIST,
+                delete_large_comm_list=ORIGIN_LIST,
+            )
+        )
     if not nb.import_filters:
         rm_in = [RouteMapEntry(10, "permit")]
     return (
@@ -201,11 +203,9 @@ def desired_frr(
             key=lambda n: (n.version, int(n.network_address), n.prefixlen),
         )
         intent = {afi: tuple(p for p in prefixes if _afi(p) == afi) for afi in ("ipv4", "ipv6")}
-        shared = {afi: f"ovnfrr-export-{vtok}{afi}" for afi in ("ipv4", "ipv6")}
-        lists += [_exact_list(shared[afi], afi, intent[afi]) for afi in ("ipv4", "ipv6")]
         neighbors = []
         for nb in (n for n in cfg.bgp.neighbors if (n.vrf or DEFAULT_VRF) == vrf):
-            nb_lists, rm_in, rm_out = _neighbor_policy(nb, vtok, intent, shared)
+            nb_lists, rm_in, rm_out = _neighbor_policy(nb, vtok)
             lists += nb_lists
             maps += [rm_in, rm_out]
             afis = nb.address_families or (
@@ -232,7 +232,9 @@ def desired_frr(
                 )
             )
         instances.append(
-            BgpInstance(cfg.bgp.asn, vrf, str(cfg.bgp.router_id), tuple(neighbors), intent)
+            BgpInstance(
+                cfg.bgp.asn, vrf, str(cfg.bgp.router_id), tuple(neighbors), intent, ORIGIN_MAP
+            )
         )
     profiles = tuple(
         BfdProfile(
@@ -242,5 +244,8 @@ def desired_frr(
     )
     fpm = cfg.frr.fpm_listen
     lists = list({pl.name: pl for pl in lists}.values())  # shared lists appear once
-    return FrrModel((str(fpm.host), fpm.port), profiles, tuple(lists), tuple(maps),
+    origin = f"{cfg.bgp.asn}:4242:1"
+    maps.insert(0, RouteMap(ORIGIN_MAP, (RouteMapEntry(10, "permit", set_large_community=origin),)))
+    communities = (LargeCommunityList(ORIGIN_LIST, origin),)
+    return FrrModel((str(fpm.host), fpm.port), profiles, communities, tuple(lists), tuple(maps),
                     tuple(instances))  # fmt: skip

@@ -10,6 +10,7 @@ from ovn_frr.core.frr_model import (
     BgpInstance,
     BgpNeighbor,
     FrrModel,
+    LargeCommunityList,
     PrefixList,
     RouteMap,
 )
@@ -20,6 +21,7 @@ def render(model: FrrModel) -> str:
         (
             render_fpm(model.fpm),
             render_bfd(model.bfd_profiles),
+            render_large_community_lists(model.large_community_lists),
             render_prefix_lists(model.prefix_lists),
             render_route_maps(model.route_maps),
             *(render_bgp(b) for b in model.bgp),
@@ -50,6 +52,12 @@ def render_bfd(profiles: Iterable[BfdProfile]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def render_large_community_lists(lists: Iterable[LargeCommunityList]) -> str:
+    return "".join(
+        f"bgp large-community-list standard {c.name} seq 5 permit {c.value}\n" for c in lists
+    )
+
+
 def render_prefix_lists(lists: Iterable[PrefixList]) -> str:
     out = []
     for pl in lists:
@@ -72,6 +80,12 @@ def render_route_maps(maps: Iterable[RouteMap]) -> str:
                 out.append(f" match ip address prefix-list {e.match_ip}")
             if e.match_ipv6:
                 out.append(f" match ipv6 address prefix-list {e.match_ipv6}")
+            if e.match_large_community:
+                out.append(f" match large-community {e.match_large_community}")
+            if e.set_large_community:
+                out.append(f" set large-community {e.set_large_community} additive")
+            if e.delete_large_comm_list:
+                out.append(f" set large-comm-list {e.delete_large_comm_list} delete")
             out.append("exit")
     return "".join(f"{line}\n" for line in out)
 
@@ -112,7 +126,7 @@ def render_bgp(b: BgpInstance) -> str:
         if not members and not nets:
             continue
         lines.append(f" address-family {afi} unicast")
-        lines += [f"  network {p}" for p in nets]
+        lines += [f"  network {p} route-map {b.origin_map}" for p in nets]
         for n in members:
             lines += [
                 f"  neighbor {n.address} activate",
