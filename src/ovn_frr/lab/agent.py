@@ -47,9 +47,6 @@ class AgentProcess:
             )  # fmt: skip
         return cls(lab, node, config, log, proc)
 
-    def alive(self) -> bool:
-        return self.proc.poll() is None
-
     def output(self) -> str:
         return self.log.read_text(errors="replace")
 

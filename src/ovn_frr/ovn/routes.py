@@ -11,7 +11,7 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
-from ovn_frr.core.model import Interface, Network, OvnSnapshot, OwnedRoute, Router, RouterPort
+from ovn_frr.core.model import Interface, Network, OvnSnapshot, Router, RouterPort
 from ovn_frr.ovn.db import OvsdbConnection
 
 log = logging.getLogger(__name__)
@@ -84,11 +84,9 @@ def _vip_host(vip: str) -> Network | None:
     return _host(vip)
 
 
-def nb_snapshot(
-    nb_idl: Any, chassis: str, bound_ports: frozenset[str], owned: Iterable[OwnedRoute] = ()
-) -> OvnSnapshot:
-    """Build the frozen view of NB (call with the IDL quiescent); ``owned``: this chassis'
-    route rows as tracked by the bulk writer."""
+def nb_snapshot(nb_idl: Any, chassis: str, bound_ports: frozenset[str]) -> OvnSnapshot:
+    """Build the frozen view of NB (call with the IDL quiescent). Its ``routes`` are empty:
+    this chassis' route rows are tracked by the bulk writer (see ovn_frr.ovn.bulk)."""
     t = nb_idl.tables
     owned_prefixes: dict[Network, str] = {}
     routers = []
@@ -118,7 +116,7 @@ def nb_snapshot(
                 for word in entry.split()[1:]:  # "MAC IP IP ..." (router/unknown/dynamic: no IP)
                     if (h := _host(word.split("/")[0])) is not None:
                         owned_prefixes.setdefault(h, f"LSP {lsp.name}")
-    return OvnSnapshot(tuple(sorted(routers, key=lambda r: r.name)), owned_prefixes, tuple(owned))
+    return OvnSnapshot(tuple(sorted(routers, key=lambda r: r.name)), owned_prefixes)
 
 
 def _add_vips(owned: dict[Network, str], lb: Any) -> None:
