@@ -1,9 +1,13 @@
 """The agent: one asyncio loop that wakes on FPM and OVSDB changes and reconciles.
 
-Each pass is level-triggered: snapshot zebra's RIB and OVN, compute the desired OVN routes with
-the pure import policy, diff against the rows this chassis owns, write the difference. No route
-is deleted before the first complete FPM replay since start (the RIB is partial until then), so
-a restart adopts the rows that are still valid and never re-creates them.
+Each pass is level-triggered, in both directions:
+- import: snapshot zebra's RIB and OVN, compute the desired OVN routes with the pure import
+  policy, diff against the rows this chassis owns, write the difference. No route is deleted
+  before the first complete FPM replay since start (the RIB is partial until then), so a
+  restart adopts the rows that are still valid and never re-creates them;
+- advertise: compute what OVN's intent announces from here, render the FRR config and apply
+  the exact diff when it changed (a rejected batch keeps the last good config, retried with
+  back-off).
 """
 
 from __future__ import annotations
@@ -16,14 +20,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from ovn_frr.config import NodeConfig
+from ovn_frr.core.advertise import IntentRouter, announcements, prefixes_by_vrf
+from ovn_frr.core.frr_model import desired_frr
 from ovn_frr.core.importer import DecisionCache, RouteDiff, diff_routes, plan_import
 from ovn_frr.core.model import PROTOCOLS, ImportPlan, ImportPolicy, OwnedRoute, Rejection
 from ovn_frr.fpm.rib import Rib
 from ovn_frr.fpm.server import FpmServer
+from ovn_frr.frr.apply import ApplyResult, FrrApplier
+from ovn_frr.frr.render import render
 from ovn_frr.frr.vtysh import Vtysh, VtyshError
 from ovn_frr.ovn.bulk import BulkWriter
 from ovn_frr.ovn.db import OvnError, OvsdbConnection
-from ovn_frr.ovn.routes import bound_gateway_ports, nb_snapshot
+from ovn_frr.ovn.intent import intent_snapshot
+from ovn_frr.ovn.routes import bound_ports, gateway_ports, nb_snapshot
 from ovn_frr.versions import Versions, detect
 
 log = logging.getLogger(__name__)
@@ -50,6 +59,9 @@ class AgentState:
     last_error: str = ""
     rejected: tuple[Rejection, ...] = ()
     routers: dict[str, int] = field(default_factory=dict)
+    advertised: int = 0
+    last_apply: ApplyResult | None = None
+    intent_problems: tuple[str, ...] = ()
 
 
 class Agent:
@@ -89,6 +101,9 @@ class Agent:
         self._owned: dict[str, OwnedRoute] | None = None
         self._resync_at = 0.0
         self._decisions = DecisionCache()
+        self.applier = FrrApplier(vtysh)
+        self._apply_retry_at = 0.0
+        self._apply_backoff = 1.0
 
     def _wake_threadsafe(self, loop: asyncio.AbstractEventLoop) -> Callable[[], None]:
         def wake() -> None:
@@ -105,6 +120,7 @@ class Agent:
         await self._configure_frr()
         await self.fpm.start(self._fpm_socket)
         log.info("agent_started chassis=%s fpm=%s", self.chassis, self.cfg.frr.fpm_listen)
+        self._wake.set()  # the first pass configures FRR even if nothing changes
         try:
             await self._loop(stop)
         finally:
@@ -158,9 +174,7 @@ class Agent:
         rib = self.rib.snapshot()
         policy = replace(self.policy, ifnames=self.ifnames())
         try:
-            bound = await asyncio.to_thread(
-                self.sb.read, lambda idl: bound_gateway_ports(idl, self.chassis)
-            )
+            bound = await asyncio.to_thread(self.sb.read, bound_ports)
             if self._owned is None or self.clock() >= self._resync_at:
                 started = self.clock()
                 self._owned = await asyncio.to_thread(self.writer.owned)
@@ -168,9 +182,14 @@ class Agent:
                 # at scale a full read is costly (~4 s per 100k rows): keep it under ~2% of time
                 self._resync_at = self.clock() + max(self.cfg.import_.resync_s, 50 * took)
                 log.info("ovn_owned_routes_read rows=%d ms=%.0f", len(self._owned), took * 1e3)
-            ovn = await asyncio.to_thread(
-                self.nb.read, lambda idl: nb_snapshot(idl, self.chassis, bound)
+            ovn, intent = await asyncio.to_thread(
+                self.nb.read,
+                lambda idl: (
+                    nb_snapshot(idl, self.chassis, gateway_ports(bound)),
+                    intent_snapshot(idl, self.chassis, bound),
+                ),
             )
+            await self._advertise(intent)
             owned = self._owned
             ovn = replace(ovn, routes=tuple(owned.values()))
             t1 = self.clock()
@@ -206,7 +225,32 @@ class Agent:
             log.error("reconcile_failed error=%s", exc)
             return self.clock() + 1.0  # retry
         self.state.passes += 1
-        return self._resync_at if next_due is None else min(next_due, self._resync_at)
+        due = [t for t in (next_due, self._resync_at) if t is not None]
+        if self.state.last_apply is not None and not self.state.last_apply.ok:
+            due.append(self._apply_retry_at)
+        return min(due)
+
+    async def _advertise(self, intent: tuple[IntentRouter, ...]) -> None:
+        items, problems = announcements(intent)
+        if tuple(problems) != self.state.intent_problems:
+            for line in problems:
+                log.warning("intent_ignored %s", line)
+            self.state.intent_problems = tuple(problems)
+        self.state.advertised = len(items)
+        text = render(desired_frr(self.cfg, prefixes_by_vrf(items)))
+        if text == self.applier.applied:
+            return
+        failed = self.state.last_apply is not None and not self.state.last_apply.ok
+        if failed and self.clock() < self._apply_retry_at:
+            return
+        result = await asyncio.to_thread(self.applier.apply, text)
+        self.state.last_apply = result
+        if result.ok:
+            self._apply_backoff = 1.0
+            log.info("frr_config_applied lines=%d advertised=%d", result.lines, len(items))
+        else:
+            self._apply_retry_at = self.clock() + self._apply_backoff
+            self._apply_backoff = min(self._apply_backoff * 2, 30.0)
 
     def _record(self, plan: ImportPlan, imported: int) -> None:
         self.state.routes_imported = imported

@@ -20,9 +20,9 @@ NB_TABLES = {
     "Logical_Router": ["name", "options", "ports", "nat", "load_balancer"],
     "Logical_Router_Port": ["name", "networks", "options"],
     "Logical_Switch": ["name", "ports", "load_balancer"],
-    "Logical_Switch_Port": ["name", "addresses", "dynamic_addresses", "type"],
-    "NAT": ["external_ip", "type", "logical_port"],
-    "Load_Balancer": ["name", "vips"],
+    "Logical_Switch_Port": ["name", "addresses", "dynamic_addresses", "type", "options"],
+    "NAT": ["external_ip", "type", "logical_port", "external_mac", "options"],
+    "Load_Balancer": ["name", "vips", "options"],
 }
 SB_TABLES = {
     "Port_Binding": ["logical_port", "chassis", "type"],
@@ -35,30 +35,26 @@ def nb_connection(remote: str) -> OvsdbConnection:
 
 
 def sb_connection(remote: str, chassis: str) -> OvsdbConnection:
-    """Only what locality needs: chassisredirect bindings and this chassis' own row."""
+    """Only what locality needs: port bindings (three columns) and this chassis' own row, so
+    that a binding's chassis resolves only when it is this one."""
     return OvsdbConnection(
-        remote,
-        "OVN_Southbound",
-        SB_TABLES,
-        conditions={
-            "Port_Binding": [["type", "==", "chassisredirect"]],
-            "Chassis": [["name", "==", chassis]],
-        },
+        remote, "OVN_Southbound", SB_TABLES, conditions={"Chassis": [["name", "==", chassis]]}
     )
 
 
-def bound_gateway_ports(sb_idl: Any, chassis: str) -> frozenset[str]:
-    """Names of router ports whose chassisredirect binding (cr-<port>) is on ``chassis``."""
-    out = set()
-    for pb in sb_idl.tables["Port_Binding"].rows.values():
-        if pb.type != "chassisredirect" or not pb.chassis:
-            continue
-        if pb.chassis[0].name == chassis and pb.logical_port.startswith("cr-"):
-            out.add(pb.logical_port[3:])
-    return frozenset(out)
+def bound_ports(sb_idl: Any) -> frozenset[str]:
+    """Logical ports bound on this chassis (the only chassis row the SB IDL monitors)."""
+    return frozenset(
+        pb.logical_port for pb in sb_idl.tables["Port_Binding"].rows.values() if pb.chassis
+    )
 
 
-def _ifaces(networks: Iterable[str]) -> tuple[Interface, ...]:
+def gateway_ports(bound: frozenset[str]) -> frozenset[str]:
+    """Router ports whose chassisredirect binding (cr-<port>) is among ``bound``."""
+    return frozenset(p[3:] for p in bound if p.startswith("cr-"))
+
+
+def ifaces(networks: Iterable[str]) -> tuple[Interface, ...]:
     out = []
     for n in networks:
         try:
@@ -75,7 +71,7 @@ def _host(addr: str) -> Network | None:
         return None
 
 
-def _vip_host(vip: str) -> Network | None:
+def vip_host(vip: str) -> Network | None:
     """An LB VIP key: ``IP``, ``IP:PORT`` or ``[IPv6]:PORT``."""
     if vip.startswith("["):
         return _host(vip[1 : vip.index("]")])
@@ -93,7 +89,7 @@ def nb_snapshot(nb_idl: Any, chassis: str, bound_ports: frozenset[str]) -> OvnSn
     for lr in t["Logical_Router"].rows.values():
         ports = []
         for lrp in lr.ports:
-            nets = _ifaces(lrp.networks)
+            nets = ifaces(lrp.networks)
             for n in nets:
                 owned_prefixes.setdefault(n.network, f"port {lrp.name}")
             ports.append(RouterPort(lrp.name, nets, dict(lrp.options), lrp.name in bound_ports))
@@ -121,5 +117,5 @@ def nb_snapshot(nb_idl: Any, chassis: str, bound_ports: frozenset[str]) -> OvnSn
 
 def _add_vips(owned: dict[Network, str], lb: Any) -> None:
     for vip in lb.vips:
-        if (h := _vip_host(vip)) is not None:
+        if (h := vip_host(vip)) is not None:
             owned.setdefault(h, f"LB {lb.name} VIP {vip}")
