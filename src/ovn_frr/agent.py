@@ -13,6 +13,7 @@ Each pass is level-triggered, in both directions:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import socket
 import time
@@ -102,6 +103,8 @@ class Agent:
         self._resync_at = 0.0
         self._decisions = DecisionCache()
         self.applier = FrrApplier(vtysh)
+        #: BGP instances (VRF names as FRR shows them) of the config applied last
+        self._applied_vrfs: frozenset[str] = frozenset()
         self._apply_retry_at = 0.0
         self._apply_backoff = 1.0
 
@@ -121,9 +124,11 @@ class Agent:
         await self.fpm.start(self._fpm_socket)
         log.info("agent_started chassis=%s fpm=%s", self.chassis, self.cfg.frr.fpm_listen)
         self._wake.set()  # the first pass configures FRR even if nothing changes
+        watcher = asyncio.ensure_future(self._watch_frr(stop))
         try:
             await self._loop(stop)
         finally:
+            watcher.cancel()
             await self.fpm.close()
             for db in (self.nb, self.sb):
                 await asyncio.to_thread(db.stop)
@@ -230,6 +235,27 @@ class Agent:
             due.append(self._apply_retry_at)
         return min(due)
 
+    async def _watch_frr(self, stop: asyncio.Event) -> None:
+        """Detect that FRR lost ovn-frr's config (a restart) and have it applied again."""
+        interval = self.cfg.agent.frr_check_ms / 1000
+        while not stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), timeout=interval)
+            if not self._applied_vrfs or stop.is_set():
+                continue
+            try:
+                data = await asyncio.to_thread(
+                    self.vtysh.show_json, "show bgp vrf all summary json"
+                )
+            except VtyshError:
+                continue  # FRR is (re)starting: ask again next round
+            lost = self._applied_vrfs - set(data)
+            if lost:
+                log.warning("frr_config_lost bgp_instances=%s (re-applying)", sorted(lost))
+                self.applier.forget()
+                self._applied_vrfs = frozenset()
+                self._wake.set()
+
     async def _advertise(self, intent: tuple[IntentRouter, ...]) -> None:
         items, problems = announcements(intent)
         if tuple(problems) != self.state.intent_problems:
@@ -237,7 +263,8 @@ class Agent:
                 log.warning("intent_ignored %s", line)
             self.state.intent_problems = tuple(problems)
         self.state.advertised = len(items)
-        text = render(desired_frr(self.cfg, prefixes_by_vrf(items)))
+        model = desired_frr(self.cfg, prefixes_by_vrf(items))
+        text = render(model)
         if text == self.applier.applied:
             return
         failed = self.state.last_apply is not None and not self.state.last_apply.ok
@@ -247,6 +274,7 @@ class Agent:
         self.state.last_apply = result
         if result.ok:
             self._apply_backoff = 1.0
+            self._applied_vrfs = frozenset(b.vrf or "default" for b in model.bgp)
             log.info("frr_config_applied lines=%d advertised=%d", result.lines, len(items))
         else:
             self._apply_retry_at = self.clock() + self._apply_backoff

@@ -50,8 +50,11 @@ def test_nat_external_ips_announced_and_opt_out_withdraws(
 
     nat = nb("--bare", "--columns=_uuid", "find", "NAT", f"external_ip={topo.egress_ip}")
     nb("set", "NAT", nat, "options:dynamic-routing-advertise=false")
-    wait_for(lambda: egress not in tor1(lab), timeout=30, what="opted-out EgressIP withdrawn")
-    assert node_ip in tor1(lab)
+    try:
+        wait_for(lambda: egress not in tor1(lab), timeout=30, what="opted-out EgressIP withdrawn")
+        assert node_ip in tor1(lab)
+    finally:
+        nb("remove", "NAT", nat, "options", "dynamic-routing-advertise")
 
     nb("remove", "Logical_Router", topo.gr, "options", "dynamic-routing-redistribute")
     wait_for(lambda: not tor1(lab) & {egress, node_ip}, timeout=30, what="all withdrawn")
@@ -73,3 +76,22 @@ def test_connected_as_host_announces_the_pods(
     finally:
         nb("remove", "Logical_Router", "ovn_cluster_router", "options", "dynamic-routing")
     wait_for(lambda: not pods & tor1(lab), timeout=30, what="pod /32s withdrawn")
+
+
+def test_frr_restart_loses_the_config_and_the_agent_reapplies_it(
+    adv: tuple[Lab, OpenShiftNode, AgentProcess],
+) -> None:
+    lab, topo, agent = adv
+    assert lab.ovn is not None
+    egress = f"{topo.egress_ip}/32"
+    lab.ovn.nbctl("set", "Logical_Router", topo.gr, "options:dynamic-routing-redistribute=nat")
+    try:
+        wait_for(lambda: egress in tor1(lab), timeout=30, what="EgressIP at tor1")
+        lab.frr["node1"].restart()  # node1's bgpd.conf is empty: ovn-frr's config is gone
+        wait_for(lambda: "frr_config_lost" in agent.output(), timeout=10, what="loss detected")
+        lab.frr["tor1"].wait_established(["10.255.0.1"], timeout=60)
+        wait_for(lambda: egress in tor1(lab), timeout=30, what="EgressIP back at tor1")
+    finally:
+        lab.ovn.nbctl(
+            "remove", "Logical_Router", topo.gr, "options", "dynamic-routing-redistribute"
+        )

@@ -113,6 +113,9 @@ class ImportConfig(_Model):
 class AgentConfig(_Model):
     #: Minimum spacing of reconcile passes during bursts (a lone change is not delayed).
     debounce_ms: Annotated[int, Field(ge=0, le=10000)] = 50
+    #: How often FRR is asked whether it still has ovn-frr's BGP instances (a restarted FRR
+    #: lost them: everything is applied again). One vtysh call, ~50 ms.
+    frr_check_ms: Annotated[int, Field(ge=100, le=60000)] = 1000
 
 
 class NodeConfig(_Model):
