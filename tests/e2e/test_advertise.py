@@ -36,6 +36,31 @@ def tor1(lab: Lab) -> set[str]:
     return set(lab.frr["tor1"].bgp_prefixes())
 
 
+def test_operator_lines_survive_the_agents_applies(
+    adv: tuple[Lab, OpenShiftNode, AgentProcess],
+) -> None:
+    lab, topo, agent = adv
+    assert lab.ovn is not None
+    operator = "ip prefix-list operator-own seq 5 permit 192.0.2.0/24"
+    lab.frr["node1"].apply(
+        f"{operator}\nrouter bgp 64512\n neighbor 10.99.0.2 remote-as 65099\nexit\n"
+    )
+    applied = agent.output().count("frr_config_applied")
+    lab.ovn.nbctl("set", "Logical_Router", topo.gr, "options:dynamic-routing-redistribute=nat")
+    try:
+        wait_for(lambda: agent.output().count("frr_config_applied") > applied, timeout=30,
+                 what="the agent applied a change")  # fmt: skip
+    finally:
+        lab.ovn.nbctl(
+            "remove", "Logical_Router", topo.gr, "options", "dynamic-routing-redistribute"
+        )
+    wait_for(lambda: agent.output().count("frr_config_applied") > applied + 1, timeout=30,
+             what="the agent applied the removal")  # fmt: skip
+    running = lab.frr["node1"].vtysh.running_config()
+    assert operator in running
+    assert "neighbor 10.99.0.2 remote-as 65099" in running
+
+
 def test_nat_external_ips_announced_and_opt_out_withdraws(
     adv: tuple[Lab, OpenShiftNode, AgentProcess],
 ) -> None:

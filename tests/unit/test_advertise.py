@@ -103,3 +103,12 @@ def test_vrf_and_sources() -> None:
         "NAT 172.20.0.10 on GR_node1",
         "NAT 172.20.0.11 on GR_node1",
     }
+
+
+def test_malformed_vrf_name_ignores_that_router() -> None:
+    bad = router("nat", **{"dynamic-routing-vrf-name": "blue vrf; exit"})
+    items, problems = announcements((bad,))
+    assert items == set()
+    assert problems == [
+        "router GR_node1: dynamic-routing-vrf-name 'blue vrf; exit' is not a VRF name"
+    ]

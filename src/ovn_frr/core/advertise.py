@@ -18,11 +18,14 @@ ignored; everything else is still announced.
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ovn_frr.core.model import Address, Interface, Network
 
+#: a Linux interface name, as FRR VRFs are (at most 15 characters)
+VRF_NAME = re.compile(r"[A-Za-z0-9_.-]{1,15}")
 CLASSES = frozenset({"connected", "connected-as-host", "static", "nat", "lb"})
 OPT_REDISTRIBUTE = "dynamic-routing-redistribute"
 OPT_LOCAL_ONLY = "dynamic-routing-redistribute-local-only"
@@ -127,6 +130,9 @@ def _router(r: IntentRouter, out: set[Announcement], problems: list[str]) -> Non
         problems.append(f"router {r.name}: unknown {OPT_REDISTRIBUTE} token(s) {unknown}")
         return
     vrf = r.options.get("dynamic-routing-vrf-name", "").strip()
+    if vrf and not VRF_NAME.fullmatch(vrf):
+        problems.append(f"router {r.name}: dynamic-routing-vrf-name {vrf!r} is not a VRF name")
+        return
     local_only = _true(r.options, OPT_LOCAL_ONLY)
     gateway_here = r.pinned_here or any(p.bound_here for p in r.ports)
 
