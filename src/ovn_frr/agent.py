@@ -24,7 +24,14 @@ from ovn_frr.config import NodeConfig
 from ovn_frr.core.advertise import IntentRouter, announcements, prefixes_by_vrf
 from ovn_frr.core.frr_model import desired_frr
 from ovn_frr.core.importer import DecisionCache, RouteDiff, diff_routes, plan_import
-from ovn_frr.core.model import PROTOCOLS, ImportPlan, ImportPolicy, OwnedRoute, Rejection
+from ovn_frr.core.model import (
+    PROTOCOLS,
+    ImportPlan,
+    ImportPolicy,
+    OvnSnapshot,
+    OwnedRoute,
+    Rejection,
+)
 from ovn_frr.fpm.rib import Rib
 from ovn_frr.fpm.server import FpmServer
 from ovn_frr.frr.apply import ApplyResult, FrrApplier
@@ -107,10 +114,22 @@ class Agent:
         self._applied_vrfs: frozenset[str] = frozenset()
         self._apply_retry_at = 0.0
         self._apply_backoff = 1.0
+        #: OVSDB changed since the OVN snapshots were last read; FPM-only wakes reuse them
+        self._ovn_changed = True
+        self._ovn_view: OvnSnapshot | None = None
+        #: the FRR config rendered from the last intent read, and its BGP instances
+        self._rendered = ""
+        self._rendered_vrfs: frozenset[str] = frozenset()
 
-    def _wake_threadsafe(self, loop: asyncio.AbstractEventLoop) -> Callable[[], None]:
+    def _ovsdb_wake(self, loop: asyncio.AbstractEventLoop) -> Callable[[], None]:
+        """The IDL thread's change hook: mark OVN changed and wake the loop."""
+
+        def changed() -> None:
+            self._ovn_changed = True
+            self._wake.set()
+
         def wake() -> None:
-            loop.call_soon_threadsafe(self._wake.set)
+            loop.call_soon_threadsafe(changed)
 
         return wake
 
@@ -118,7 +137,7 @@ class Agent:
         loop = asyncio.get_running_loop()
         self.state.started = self.clock()
         for db in (self.nb, self.sb):
-            db.on_change = self._wake_threadsafe(loop)
+            db.on_change = self._ovsdb_wake(loop)
             await asyncio.to_thread(db.start)
         await self._configure_frr()
         await self.fpm.start(self._fpm_socket)
@@ -135,12 +154,14 @@ class Agent:
             self.writer.close()
 
     async def _configure_frr(self) -> None:
+        """Point zebra's FPM at us before anything else. The advertise path renders the same
+        line, but a batch FRR rejects is rolled back whole, and the import direction must not
+        depend on the BGP config being accepted."""
         fpm = self.cfg.frr.fpm_listen
         try:
             await asyncio.to_thread(self.vtysh.apply, f"fpm address {fpm.host} port {fpm.port}\n")
         except VtyshError as exc:
-            # FRR may be restarting; zebra keeps whatever FPM target it had. Reported, retried
-            # at the next start (the FRR config reconciler of the advertise path owns this).
+            # FRR may be restarting: the advertise path applies the line again when it can
             self.state.last_error = f"FRR: {exc}"
             log.error("frr_fpm_config_failed error=%s", exc)
 
@@ -179,7 +200,6 @@ class Agent:
         rib = self.rib.snapshot()
         policy = replace(self.policy, ifnames=self.ifnames())
         try:
-            bound = await asyncio.to_thread(self.sb.read, bound_ports)
             if self._owned is None or self.clock() >= self._resync_at:
                 started = self.clock()
                 self._owned = await asyncio.to_thread(self.writer.owned)
@@ -187,14 +207,7 @@ class Agent:
                 # at scale a full read is costly (~4 s per 100k rows): keep it under ~2% of time
                 self._resync_at = self.clock() + max(self.cfg.import_.resync_s, 50 * took)
                 log.info("ovn_owned_routes_read rows=%d ms=%.0f", len(self._owned), took * 1e3)
-            ovn, intent = await asyncio.to_thread(
-                self.nb.read,
-                lambda idl: (
-                    nb_snapshot(idl, self.chassis, gateway_ports(bound)),
-                    intent_snapshot(idl, self.chassis, bound),
-                ),
-            )
-            await self._advertise(intent)
+            ovn = await self._ovn_snapshots()
             owned = self._owned
             ovn = replace(ovn, routes=tuple(owned.values()))
             t1 = self.clock()
@@ -256,7 +269,29 @@ class Agent:
                 self._applied_vrfs = frozenset()
                 self._wake.set()
 
-    async def _advertise(self, intent: tuple[IntentRouter, ...]) -> None:
+    async def _ovn_snapshots(self) -> OvnSnapshot:
+        """The import view of OVN; when OVSDB changed, read it again and recompute what to
+        announce. FPM-only passes (most of them during a bulk import) reuse both."""
+        if self._ovn_changed or self._ovn_view is None:
+            self._ovn_changed = False  # before reading: a change meanwhile marks it again
+            try:
+                bound = await asyncio.to_thread(self.sb.read, bound_ports)
+                ovn, intent = await asyncio.to_thread(
+                    self.nb.read,
+                    lambda idl: (
+                        nb_snapshot(idl, self.chassis, gateway_ports(bound)),
+                        intent_snapshot(idl, self.chassis, bound),
+                    ),
+                )
+            except BaseException:
+                self._ovn_changed = True
+                raise
+            self._render(intent)
+            self._ovn_view = ovn
+        await self._advertise()
+        return self._ovn_view
+
+    def _render(self, intent: tuple[IntentRouter, ...]) -> None:
         items, problems = announcements(intent)
         if tuple(problems) != self.state.intent_problems:
             for line in problems:
@@ -264,7 +299,12 @@ class Agent:
             self.state.intent_problems = tuple(problems)
         self.state.advertised = len(items)
         model = desired_frr(self.cfg, prefixes_by_vrf(items))
-        text = render(model)
+        self._rendered = render(model)
+        self._rendered_vrfs = frozenset(b.vrf or "default" for b in model.bgp)
+
+    async def _advertise(self) -> None:
+        """Apply the rendered config if FRR does not have it (changed, lost, or failed)."""
+        text = self._rendered
         if text == self.applier.applied:
             return
         failed = self.state.last_apply is not None and not self.state.last_apply.ok
@@ -274,8 +314,9 @@ class Agent:
         self.state.last_apply = result
         if result.ok:
             self._apply_backoff = 1.0
-            self._applied_vrfs = frozenset(b.vrf or "default" for b in model.bgp)
-            log.info("frr_config_applied lines=%d advertised=%d", result.lines, len(items))
+            self._applied_vrfs = self._rendered_vrfs
+            log.info("frr_config_applied lines=%d advertised=%d", result.lines,
+                     self.state.advertised)  # fmt: skip
         else:
             self._apply_retry_at = self.clock() + self._apply_backoff
             self._apply_backoff = min(self._apply_backoff * 2, 30.0)

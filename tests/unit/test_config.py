@@ -221,9 +221,3 @@ def test_run_validates_config_first(tmp_path: Path) -> None:
     res = CliRunner().invoke(main, ["run", "--config", str(f)])
     assert res.exit_code == 1
     assert "bgp.asn: required key is missing" in res.output
-
-
-def test_lab_down_all_without_labs_is_not_an_error(tmp_path: Path) -> None:
-    res = CliRunner().invoke(main, ["lab", "--base", str(tmp_path), "down", "--all"])
-    assert res.exit_code == 0, res.output
-    assert "no labs" in res.output
