@@ -21,7 +21,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from ovn_frr.config import NodeConfig
-from ovn_frr.core.advertise import IntentRouter, announcements, prefixes_by_vrf
+from ovn_frr.core.advertise import (
+    OPT_REDISTRIBUTE,
+    IntentRouter,
+    announcements,
+    prefixes_by_vrf,
+)
 from ovn_frr.core.frr_model import desired_frr
 from ovn_frr.core.importer import DecisionCache, RouteDiff, diff_routes, plan_import
 from ovn_frr.core.model import (
@@ -39,7 +44,7 @@ from ovn_frr.frr.render import render
 from ovn_frr.frr.vtysh import Vtysh, VtyshError
 from ovn_frr.ovn.bulk import BulkWriter
 from ovn_frr.ovn.db import OvnError, OvsdbConnection
-from ovn_frr.ovn.intent import intent_snapshot
+from ovn_frr.ovn.intent import StaticRow, intent_snapshot, static_rows, with_statics
 from ovn_frr.ovn.routes import bound_ports, gateway_ports, nb_snapshot
 from ovn_frr.versions import Versions, detect
 
@@ -120,6 +125,10 @@ class Agent:
         #: the FRR config rendered from the last intent read, and its BGP instances
         self._rendered = ""
         self._rendered_vrfs: frozenset[str] = frozenset()
+        #: router of each static route ovn-frr did not write, asked when that set changes
+        self._static_router_of: dict[str, str] = {}
+        self._static_asked: frozenset[str] | None = None
+        self._static_ask_at = 0.0
 
     def _ovsdb_wake(self, loop: asyncio.AbstractEventLoop) -> Callable[[], None]:
         """The IDL thread's change hook: mark OVN changed and wake the loop."""
@@ -276,13 +285,15 @@ class Agent:
             self._ovn_changed = False  # before reading: a change meanwhile marks it again
             try:
                 bound = await asyncio.to_thread(self.sb.read, bound_ports)
-                ovn, intent = await asyncio.to_thread(
+                ovn, intent, statics = await asyncio.to_thread(
                     self.nb.read,
                     lambda idl: (
                         nb_snapshot(idl, self.chassis, gateway_ports(bound)),
                         intent_snapshot(idl, self.chassis, bound),
+                        static_rows(idl),
                     ),
                 )
+                intent = await self._with_statics(intent, statics)
             except BaseException:
                 self._ovn_changed = True
                 raise
@@ -290,6 +301,22 @@ class Agent:
             self._ovn_view = ovn
         await self._advertise()
         return self._ovn_view
+
+    async def _with_statics(
+        self, intent: tuple[IntentRouter, ...], rows: tuple[StaticRow, ...]
+    ) -> tuple[IntentRouter, ...]:
+        """Attach the static routes to their routers when some router redistributes them.
+        Which router holds a row is asked from ovsdb-server when the set of rows changed (or
+        every ``import.resync_s``, for a row moved between routers)."""
+        if not any("static" in r.options.get(OPT_REDISTRIBUTE, "") for r in intent):
+            self._static_asked = None
+            return intent
+        uuids = frozenset(r.uuid for r in rows)
+        if uuids != self._static_asked or self.clock() >= self._static_ask_at:
+            self._static_router_of = await asyncio.to_thread(self.writer.routers_of, sorted(uuids))
+            self._static_asked = uuids
+            self._static_ask_at = self.clock() + self.cfg.import_.resync_s
+        return with_statics(intent, rows, self._static_router_of)
 
     def _render(self, intent: tuple[IntentRouter, ...]) -> None:
         items, problems = announcements(intent)

@@ -120,3 +120,148 @@ def test_frr_restart_loses_the_config_and_the_agent_reapplies_it(
         lab.ovn.nbctl(
             "remove", "Logical_Router", topo.gr, "options", "dynamic-routing-redistribute"
         )
+
+
+def test_static_routes_announced_but_never_imported_ones(
+    adv: tuple[Lab, OpenShiftNode, AgentProcess],
+) -> None:
+    lab, topo, agent = adv
+    assert lab.ovn is not None
+    nb = lab.ovn.nbctl
+    cluster = "10.244.0.0/16"  # GR_node1's route to the cluster network (ovn-kubernetes')
+    imported = "10.81.0.0/16"
+    lab.announcer("tor1").announce([imported])
+    wait_for(lambda: "ovn-frr:chassis=node1" in nb("--bare", "--columns=external_ids", "find",
+                                                   "Logical_Router_Static_Route",
+                                                   f"ip_prefix={imported}"),
+             timeout=30, what="tor1's prefix imported into GR_node1")  # fmt: skip
+    nb("lr-route-add", topo.gr, "10.70.0.0/16", "10.255.0.2")
+    nb("lr-route-add", topo.gr, "0.0.0.0/0", "10.255.0.2")
+    nb("set", "Logical_Router", topo.gr, "options:dynamic-routing-redistribute=static")
+    try:
+        wait_for(lambda: {cluster, "10.70.0.0/16"} <= tor1(lab), timeout=30,
+                 what="static routes at tor1")  # fmt: skip
+        rendered = lab.frr["node1"].vtysh.running_config()
+        assert f"network {imported}" not in rendered  # imported: never announced back
+        assert "network 0.0.0.0/0" not in rendered  # a default route: never announced
+        # ovn_cluster_router's src-ip policy route is not reachability (and not on GR_node1)
+        assert f"network {topo.node_subnet}" not in rendered
+
+        route = nb("--bare", "--columns=_uuid", "find", "Logical_Router_Static_Route",
+                   "ip_prefix=10.70.0.0/16")  # fmt: skip
+        nb("set", "Logical_Router_Static_Route", route, "options:dynamic-routing-advertise=false")
+        wait_for(lambda: "10.70.0.0/16" not in tor1(lab), timeout=30, what="opt-out withdrawn")
+        nb("remove", "Logical_Router_Static_Route", route, "options", "dynamic-routing-advertise")
+        wait_for(lambda: "10.70.0.0/16" in tor1(lab), timeout=30, what="announced again")
+        nb("lr-route-del", topo.gr, "10.70.0.0/16")
+        wait_for(lambda: "10.70.0.0/16" not in tor1(lab), timeout=30, what="deleted: withdrawn")
+        assert cluster in tor1(lab)
+    finally:
+        nb("--if-exists", "lr-route-del", topo.gr, "0.0.0.0/0")
+        nb("remove", "Logical_Router", topo.gr, "options", "dynamic-routing-redistribute")
+        lab.announcer("tor1").withdraw([imported])
+    wait_for(lambda: cluster not in tor1(lab), timeout=30, what="static routes withdrawn")
+    assert "Traceback" not in agent.output()
+
+
+def test_local_only_follows_the_binding(adv: tuple[Lab, OpenShiftNode, AgentProcess]) -> None:
+    """Pods bound on node2 are announced by node2's agent, not here; a pod that moves to node1
+    is announced from node1 from then on, and withdrawn when it moves away again."""
+    lab, topo, _agent = adv
+    assert lab.ovn is not None
+    sb = lab.ovn.sbctl
+    pod0, pod1 = topo.pods
+    host0, host1 = (f"{topo.pods[p]}/32" for p in (pod0, pod1))
+    sb("--may-exist", "chassis-add", "node1", "geneve", "127.0.0.1")
+    sb("--may-exist", "chassis-add", "node2", "geneve", "127.0.0.2")
+    wait_for(lambda: pod1 in sb("--bare", "--columns=logical_port", "list", "Port_Binding"),
+             timeout=30, what="northd created the pods' bindings")  # fmt: skip
+    sb("lsp-bind", pod0, "node1")
+    sb("lsp-bind", pod1, "node2")
+    lab.ovn.nbctl("set", "Logical_Router", "ovn_cluster_router", "options:dynamic-routing=true",
+                  "options:dynamic-routing-redistribute=connected-as-host",
+                  "options:dynamic-routing-redistribute-local-only=true")  # fmt: skip
+    try:
+        wait_for(lambda: host0 in tor1(lab), timeout=30, what="node1's pod at tor1")
+        assert host1 not in tor1(lab)
+        sb("lsp-unbind", pod1)
+        sb("lsp-bind", pod1, "node1")  # pod1 moves here
+        wait_for(lambda: host1 in tor1(lab), timeout=30, what="the moved pod announced here")
+        sb("lsp-unbind", pod0)
+        sb("lsp-bind", pod0, "node2")  # pod0 moves away
+        wait_for(lambda: host0 not in tor1(lab), timeout=30, what="the departed pod withdrawn")
+        assert host1 in tor1(lab)
+    finally:
+        lab.ovn.nbctl("remove", "Logical_Router", "ovn_cluster_router", "options",
+                      "dynamic-routing", "dynamic-routing-redistribute",
+                      "dynamic-routing-redistribute-local-only")  # fmt: skip
+        for pod in (pod0, pod1):
+            sb("lsp-unbind", pod)
+    wait_for(lambda: not {host0, host1} & tor1(lab), timeout=30, what="pods withdrawn")
+
+
+def test_a_failing_apply_keeps_the_last_good_config_and_is_retried(
+    adv: tuple[Lab, OpenShiftNode, AgentProcess],
+) -> None:
+    """An operator's BGP instance in VRF blue with another AS makes FRR reject the agent's
+    `router bgp 64512 vrf blue`: the batch is rolled back, what was announced stays, the error
+    is reported, and once the obstacle is gone the retry applies it."""
+    lab, topo, agent = adv
+    assert lab.ovn is not None
+    nb = lab.ovn.nbctl
+    egress = f"{topo.egress_ip}/32"
+    node1 = lab.frr["node1"]
+    nb("set", "Logical_Router", topo.gr, "options:dynamic-routing-redistribute=nat")
+    wait_for(lambda: egress in tor1(lab), timeout=30, what="EgressIP at tor1")
+    node1.apply("router bgp 65099 vrf blue\nexit\n")
+    nb("lr-add", "tenant-blue", "--", "set", "Logical_Router", "tenant-blue",
+       "options:dynamic-routing=true", "options:dynamic-routing-vrf-name=blue",
+       "options:dynamic-routing-redistribute=connected")  # fmt: skip
+    nb("lrp-add", "tenant-blue", "lrp-blue", "02:00:00:00:0b:01", "10.77.0.1/24")
+    try:
+        wait_for(lambda: "frr_apply_failed" in agent.output(), timeout=30, what="apply failed")
+        failed = next(x for x in agent.output().splitlines() if "frr_apply_failed" in x)
+        assert "router bgp 64512 vrf blue" in failed  # FRR's complaint, with the line
+        running = node1.vtysh.running_config()
+        assert "router bgp 65099 vrf blue" in running  # the operator's instance untouched
+        assert "router bgp 64512 vrf blue" not in running
+        assert egress in tor1(lab)  # the last good config still announces
+        node1.apply("no router bgp 65099 vrf blue\n")
+        wait_for(lambda: "router bgp 64512 vrf blue" in node1.vtysh.running_config(),
+                 timeout=30, what="the retry applied the VRF")  # fmt: skip
+        assert egress in tor1(lab)
+    finally:
+        nb("--if-exists", "lr-del", "tenant-blue")
+        nb("remove", "Logical_Router", topo.gr, "options", "dynamic-routing-redistribute")
+        if "router bgp 65099 vrf blue" in node1.vtysh.running_config():
+            node1.apply("no router bgp 65099 vrf blue\n")
+    wait_for(lambda: "router bgp 64512 vrf blue" not in node1.vtysh.running_config(),
+             timeout=30, what="VRF instance removed with its router")  # fmt: skip
+
+
+def test_10k_prefixes_in_one_nb_change(adv: tuple[Lab, OpenShiftNode, AgentProcess]) -> None:
+    """One NB transaction adds a load balancer with 10k VIPs to the GR; one removes it."""
+    lab, topo, _agent = adv
+    assert lab.ovn is not None
+    vips = [f"10.{100 + i // 65536}.{i // 256 % 256}.{i % 256}" for i in range(10_000)]
+    gr = lab.ovn.nbctl("--bare", "--columns=_uuid", "find", "Logical_Router", f"name={topo.gr}")
+    lab.ovn.transact([
+        {"op": "insert", "table": "Load_Balancer", "uuid-name": "lb",
+         "row": {"name": "big", "protocol": "tcp",
+                 "vips": ["map", [[f"{v}:80", "10.244.1.5:8080"] for v in vips]]}},
+        {"op": "mutate", "table": "Logical_Router", "where": [["_uuid", "==", ["uuid", gr]]],
+         "mutations": [["load_balancer", "insert", ["set", [["named-uuid", "lb"]]]],
+                       ["options", "insert", ["map", [["dynamic-routing-redistribute", "lb"]]]]]},
+    ])  # fmt: skip
+    want = {f"{v}/32" for v in vips}
+    try:
+        wait_for(lambda: want <= tor1(lab), timeout=120, what="10k VIPs at tor1")
+    finally:
+        lb = lab.ovn.nbctl("--bare", "--columns=_uuid", "find", "Load_Balancer", "name=big")
+        lab.ovn.transact([
+            {"op": "mutate", "table": "Logical_Router", "where": [["_uuid", "==", ["uuid", gr]]],
+             "mutations": [["load_balancer", "delete", ["set", [["uuid", lb]]]],
+                           ["options", "delete", ["set", ["dynamic-routing-redistribute"]]]]},
+            {"op": "delete", "table": "Load_Balancer", "where": [["_uuid", "==", ["uuid", lb]]]},
+        ])  # fmt: skip
+    wait_for(lambda: not want & tor1(lab), timeout=120, what="10k VIPs withdrawn")

@@ -137,3 +137,26 @@ def test_tor_receives_exactly_what_ovn_frr_originated(make_lab: Callable[[LabSpe
     assert received() == set(ours)
     path = lab.frr["tor1"].show("show bgp ipv4 unicast 10.128.0.0/23 json")["paths"][0]
     assert "largeCommunity" not in path  # the origin mark is stripped on the way out
+
+
+def test_a_vrf_instance_no_longer_needed_is_removed_unless_someone_else_uses_it(
+    make_lab: Callable[[LabSpec], Lab],
+) -> None:
+    lab = make_lab(LabSpec(nodes=(NodeSpec("node1", bgp=False),), ovn=False))
+    vtysh = lab.frr["node1"].vtysh
+    applier = FrrApplier(vtysh)
+
+    def vrfs(*names: str) -> str:
+        return render(desired_frr(CFG, {n: [ipaddress.ip_network("10.77.0.0/24")] for n in names}))
+
+    assert applier.apply(vrfs("", "blue", "red")).ok
+    assert "router bgp 64512 vrf blue" in running(lab)
+    # the operator adds a line of their own to red
+    vtysh.apply("router bgp 64512 vrf red\n neighbor 10.98.0.2 remote-as 65098\nexit\n")
+    assert applier.apply(vrfs("")).ok
+    text = running(lab)
+    assert "router bgp 64512 vrf blue" not in text  # ours alone: removed
+    assert "router bgp 64512 vrf red" in text  # the operator's neighbor keeps it
+    assert "neighbor 10.98.0.2 remote-as 65098" in text
+    assert "network 10.77.0.0/24" in text  # the default VRF's is still there
+    assert text.count("network 10.77.0.0/24") == 1

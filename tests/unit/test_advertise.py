@@ -14,6 +14,7 @@ from ovn_frr.core.advertise import (
     announcements,
     prefixes_by_vrf,
 )
+from ovn_frr.ovn.intent import StaticRow, with_statics
 
 ip = ipaddress.ip_address
 iface = ipaddress.ip_interface
@@ -74,6 +75,20 @@ def test_local_only_keeps_what_is_bound_here() -> None:
     assert got == {"10.244.1.5/32", "172.20.0.10/32"}
 
 
+def test_local_only_connected_networks_follow_the_gateway() -> None:
+    """A distributed gateway router: its networks are reached through the gateway chassis."""
+    options = {"dynamic-routing": "true", "dynamic-routing-redistribute": "connected",
+               "dynamic-routing-redistribute-local-only": "true"}  # fmt: skip
+    tenant = IntentPort("lrp-t", (iface("10.100.0.1/24"),))
+
+    def dgp(bound: bool) -> IntentRouter:
+        gateway = IntentPort("lrp-gw", (iface("172.24.4.10/24"),), bound_here=bound)
+        return IntentRouter("neutron-r", options, ports=(gateway, tenant))
+
+    assert prefixes(dgp(bound=True)) == {"10.100.0.0/24", "172.24.4.0/24"}
+    assert prefixes(dgp(bound=False)) == set()
+
+
 def test_a_pinned_router_is_local_for_everything() -> None:
     r = router("nat", **{"dynamic-routing-redistribute-local-only": "true"})
     pinned = IntentRouter(r.name, r.options, r.ports, r.nats, r.vips, r.statics, pinned_here=True)
@@ -112,3 +127,23 @@ def test_malformed_vrf_name_ignores_that_router() -> None:
     assert problems == [
         "router GR_node1: dynamic-routing-vrf-name 'blue vrf; exit' is not a VRF name"
     ]
+
+
+def test_static_routes_attach_to_their_router_and_only_destination_routes_count() -> None:
+    rows = (
+        StaticRow("u1", "10.60.0.0/16", "dst-ip", {}, {}),
+        StaticRow("u2", "10.244.1.0/24", "src-ip", {}, {}),  # matches sources: not announced
+        StaticRow("u3", "10.61.0.0/16", "dst-ip", {}, {"ovn-frr:chassis": "node2"}),  # imported
+        StaticRow("u4", "0.0.0.0/0", "dst-ip", {}, {}),  # default: never announced
+        StaticRow("u5", "10.62.0.1", "dst-ip", {"dynamic-routing-advertise": "false"}, {}),
+        StaticRow("u6", "10.63.0.0/16", "dst-ip", {}, {}),  # on another router
+        StaticRow("u7", "not-a-prefix", "dst-ip", {}, {}),
+        StaticRow("u8", "fd00:60::/64", "dst-ip", {}, {}),
+    )
+    router_of = {u: "GR_node1" for u in ("u1", "u2", "u3", "u4", "u5", "u7", "u8")}
+    router_of["u6"] = "other"
+    bare = IntentRouter("GR_node1", router("static").options)
+    (attached,) = with_statics((bare,), rows, router_of)
+    assert prefixes(attached) == {"10.60.0.0/16", "fd00:60::/64"}
+    # the opted-out row is attached (it is the core that honours the option) as a /32
+    assert net("10.62.0.1/32") in {s.prefix for s in attached.statics}

@@ -5,9 +5,10 @@ OVN's own option names (OVN 25.03 vocabulary, read on any OVN version):
 - Logical_Router ``options:dynamic-routing=true`` turns a router on;
   ``options:dynamic-routing-redistribute`` (comma list), overridable per router port, picks the
   classes: ``connected`` (port networks), ``connected-as-host`` (a host route per address of
-  each logical switch port on those networks), ``static`` (the router's static routes, never
-  the ones ovn-frr imported), ``nat`` (NAT external IPs), ``lb`` (load balancer VIPs on the
-  router or its switches); ``options:dynamic-routing-vrf-name`` the FRR VRF.
+  each logical switch port on those networks), ``static`` (the router's destination static
+  routes, never the ones ovn-frr imported, never a default route), ``nat`` (NAT external IPs),
+  ``lb`` (load balancer VIPs on the router or its switches);
+  ``options:dynamic-routing-vrf-name`` the FRR VRF.
 - ``options:dynamic-routing-redistribute-local-only=true``: only what is bound on this chassis.
 - ``options:dynamic-routing-advertise=false`` on a switch port, NAT, load balancer or static
   route opts that object out.
@@ -149,7 +150,8 @@ def _router(r: IntentRouter, out: set[Announcement], problems: list[str]) -> Non
             if unknown:
                 problems.append(f"port {port.name}: unknown {OPT_REDISTRIBUTE} token(s) {unknown}")
                 continue
-        if "connected" in classes and here(port.bound_here):
+        # a router port's network is reached through the router's gateway (or that port)
+        if "connected" in classes and here(port.bound_here or gateway_here):
             for net in port.networks:
                 add(net.network, f"port {port.name}")
         if "connected-as-host" in classes:
@@ -174,7 +176,8 @@ def _router(r: IntentRouter, out: set[Announcement], problems: list[str]) -> Non
                 add(_host(vip.address), f"load balancer {vip.lb}")
     if "static" in router_classes:
         for st in r.statics:
-            if not _opted_out(st.options) and here(gateway_here):
+            # a default route would draw all of the peers' traffic to this chassis
+            if st.prefix.prefixlen and not _opted_out(st.options) and here(gateway_here):
                 add(st.prefix, f"static route {st.prefix} on {r.name}")
 
 

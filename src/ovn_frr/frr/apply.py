@@ -4,6 +4,10 @@ An apply that FRR rejects (any ``%`` line) is undone: the reverse diff restores 
 config (its own failures, for lines that never landed, are expected and ignored), and the
 applied state stays the last good one. ``missing()`` compares with ``show running-config``:
 after an FRR restart everything is missing, and the caller applies in full again.
+
+``router bgp ASN vrf X`` is shared with the operator like every BGP instance, so the diff only
+removes ovn-frr's lines from it; when ovn-frr no longer needs a VRF instance and FRR shows it
+empty afterwards (nobody else wrote into it), the instance itself is removed as well.
 """
 
 from __future__ import annotations
@@ -45,9 +49,23 @@ class FrrApplier:
             with contextlib.suppress(VtyshError):
                 self.vtysh.apply(diff(text, self.applied))
             return ApplyResult(False, lines, str(exc))
-        self.applied = text
+        old, self.applied = self.applied, text
         log.info("frr_applied lines=%d", lines)
+        self._drop_empty_vrfs(old, text)
         return ApplyResult(True, lines)
+
+    def _drop_empty_vrfs(self, old: str, new: str) -> None:
+        gone = set(_vrf_instances(old)) - set(_vrf_instances(new))
+        if not gone:
+            return
+        try:
+            running = parse(self.vtysh.running_config()).children
+            empty = [v for v in sorted(gone) if v in running and not running[v].children]
+            if empty:
+                self.vtysh.apply("".join(f"no {v}\n" for v in empty))
+                log.info("frr_vrf_instances_removed instances=%s", empty)
+        except VtyshError as exc:  # left in place, empty: harmless
+            log.warning("frr_vrf_instance_removal_failed error=%s", exc)
 
     def forget(self) -> None:
         """FRR lost our config (restart): the next apply sends all of it."""
@@ -59,6 +77,11 @@ class FrrApplier:
         multiplier of 3)."""
         applied = _paths(parse(self.applied))
         return sorted(applied - _paths(parse(self.vtysh.running_config())))
+
+
+def _vrf_instances(text: str) -> list[str]:
+    return [line for line in parse(text).children if line.startswith("router bgp ") and
+            " vrf " in line]  # fmt: skip
 
 
 #: lines FRR's running-config shows exactly as ovn-frr renders them

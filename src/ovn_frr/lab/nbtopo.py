@@ -4,6 +4,10 @@
 node switch (pods) and the ``join`` switch, the gateway router ``GR_<node>`` pinned to the node
 with one external port per uplink (``rtoe-GR_<node>``, ``rtoe2-...``), SNAT and an EgressIP-style
 NAT. Names, port prefixes and options are those ovn-kubernetes writes.
+
+``openstack_router``: a Neutron router as the OVN ML2 driver writes it (distributed gateway
+port, tenant network with VMs, distributed and centralized floating IPs, an Octavia LB).
+Without ovn-controllers in the lab, bindings are set with ``ovn-sbctl lsp-bind``.
 """
 
 from __future__ import annotations
@@ -103,3 +107,90 @@ def openshift_node(  # noqa: PLR0915 - a linear list of ovn-nbctl commands
         args += ["--", *cmd]
     nb(*args[1:])
     return OpenShiftNode(node, gr, node_subnet, pod_ips, egress_ip, tuple(uplinks))
+
+
+@dataclass(frozen=True, slots=True)
+class OpenStackRouter:
+    router: str
+    gateway_port: str  # the distributed gateway port (its chassisredirect is cr-<name>)
+    tenant_subnet: str
+    vms: dict[str, str]  # LSP name -> IPv4
+    #: floating IPs: external IP -> (VM port, distributed?)
+    fips: dict[str, tuple[str, bool]]
+    snat_ip: str
+    lb_vip: str
+    lb_fip: str
+
+
+def openstack_router(
+    lab: Lab,
+    gateway_chassis: tuple[str, ...] = ("node1", "node2"),
+    tenant_subnet: str = "10.100.0.0/24",
+) -> OpenStackRouter:
+    """A Neutron router as the OVN ML2 driver writes it: ``neutron-<id>`` with a gateway port on
+    a provider network (localnet) scheduled on ``gateway_chassis`` (a distributed gateway port:
+    northd creates the ``cr-lrp-...`` binding), a tenant network with three VMs, SNAT to the
+    gateway IP, floating IPs (two distributed, one centralized), and an Octavia (OVN provider)
+    load balancer on the router and the tenant switch with a floating IP on its VIP."""
+    assert lab.ovn is not None
+    rid, ext_net, net = "5e1f0a1c", "b7c2e0d4", "c3d9a8f1"
+    router = f"neutron-{rid}"
+    gw = f"lrp-{rid}-gw"
+    tenant_lrp = f"lrp-{rid}-t"
+    base = tenant_subnet.rsplit(".", 1)[0]
+    plen = tenant_subnet.split("/")[1]
+    cmds: list[list[str]] = []
+
+    def c(*args: str) -> None:
+        cmds.append(list(args))
+
+    def router_port(switch: str, lsp: str, lrp: str) -> None:
+        c("lsp-add", switch, lsp)
+        c("lsp-set-type", lsp, "router")
+        c("lsp-set-addresses", lsp, "router")
+        c("lsp-set-options", lsp, f"router-port={lrp}")
+
+    c("lr-add", router)
+    c("set", "Logical_Router", router, f"external_ids:neutron\\:router_name=router-{rid}")
+    # provider network with the gateway port
+    c("ls-add", f"neutron-{ext_net}")
+    c("lsp-add", f"neutron-{ext_net}", f"provnet-{ext_net}")
+    c("lsp-set-type", f"provnet-{ext_net}", "localnet")
+    c("lsp-set-addresses", f"provnet-{ext_net}", "unknown")
+    c("lsp-set-options", f"provnet-{ext_net}", "network_name=physnet1")
+    c("lrp-add", router, gw, "fa:16:3e:00:00:01", "172.24.4.10/24")
+    for prio, chassis in enumerate(gateway_chassis):
+        c("lrp-set-gateway-chassis", gw, chassis, str(len(gateway_chassis) - prio))
+    router_port(f"neutron-{ext_net}", f"{gw}-lsp", gw)
+    # tenant network with VMs
+    c("ls-add", f"neutron-{net}")
+    c("lrp-add", router, tenant_lrp, "fa:16:3e:00:01:01", f"{base}.1/{plen}")
+    router_port(f"neutron-{net}", f"{tenant_lrp}-lsp", tenant_lrp)
+    vms = {}
+    for i in range(3):
+        name = f"vm{i}-port"
+        vms[name] = f"{base}.{10 + i}"
+        c("lsp-add", f"neutron-{net}", name)
+        c("lsp-set-addresses", name, f"fa:16:3e:00:02:{10 + i:02x} {vms[name]}")
+    # SNAT to the gateway IP, floating IPs
+    c("lr-nat-add", router, "snat", "172.24.4.10", tenant_subnet)
+    fips = {"172.24.4.101": ("vm0-port", True), "172.24.4.102": ("vm1-port", True),
+            "172.24.4.103": ("vm2-port", False)}  # fmt: skip
+    for fip, (port, distributed) in fips.items():
+        if distributed:
+            mac = f"fa:16:3e:00:03:{fip.rsplit('.', 1)[1][-2:]}"
+            c("lr-nat-add", router, "dnat_and_snat", fip, vms[port], port, mac)
+        else:
+            c("lr-nat-add", router, "dnat_and_snat", fip, vms[port])
+    # Octavia's OVN provider: one Load_Balancer on the router and the tenant switch
+    vip, lb_fip = f"{base}.100", "172.24.4.110"
+    lb = "lb-0d5e7a2b"
+    c("lb-add", lb, f"{vip}:80", f"{vms['vm0-port']}:8080,{vms['vm1-port']}:8080", "tcp")
+    c("lr-lb-add", router, lb)
+    c("ls-lb-add", f"neutron-{net}", lb)
+    c("lr-nat-add", router, "dnat_and_snat", lb_fip, vip)
+    args: list[str] = []
+    for cmd in cmds:
+        args += ["--", *cmd]
+    lab.ovn.nbctl(*args[1:])
+    return OpenStackRouter(router, gw, tenant_subnet, vms, fips, "172.24.4.10", vip, lb_fip)

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from ovn_frr.lab.proc import read_pid, run, wait_for
+import ovs.jsonrpc
+import ovs.stream
+
+from ovn_frr.lab.proc import LabError, read_pid, run, wait_for
 
 OVN_SCHEMAS = Path("/usr/share/ovn")
 OVS_SCHEMA = Path("/usr/share/openvswitch/vswitch.ovsschema")
@@ -72,6 +76,25 @@ class OvnCentral:
 
     def nbctl(self, *args: str) -> str:
         return run(["ovn-nbctl", "--no-leader-only", f"--db={self.nb}", *args]).strip()
+
+    def transact(self, ops: list[dict[str, Any]], db: str = "OVN_Northbound") -> list[Any]:
+        """One OVSDB transaction (for changes too large for a command line)."""
+        remote = self.nb if db == "OVN_Northbound" else self.sb
+        error, stream = ovs.stream.Stream.open_block(ovs.stream.Stream.open(remote))
+        if error:
+            raise LabError(f"cannot connect to {remote}: {error}")
+        conn = ovs.jsonrpc.Connection(stream)
+        try:
+            request = ovs.jsonrpc.Message.create_request("transact", [db, *ops])
+            error, reply = conn.transact_block(request)
+        finally:
+            conn.close()
+        if error or reply.error:
+            raise LabError(f"transact on {remote}: {error or reply.error}")
+        results: list[Any] = reply.result
+        if any(isinstance(r, dict) and "error" in r for r in results):
+            raise LabError(f"transact on {remote}: {results}")
+        return results
 
     def sbctl(self, *args: str) -> str:
         return run(["ovn-sbctl", "--no-leader-only", f"--db={self.sb}", *args]).strip()

@@ -6,7 +6,9 @@ row digesting the echo of such a write. So the IDL does not monitor this table a
 rows this chassis owns are read here with one ``select`` (at start, on every resync, after any
 failed write) and kept up to date from the results of this writer's own transactions.
 
-Rows are inserted with ``external_ids:ovn-frr:chassis`` and linked into the router's
+Rows are inserted with ``external_ids:ovn-frr:chassis=<chassis>`` and
+``external_ids:ovn-frr:owner=ovn-frr`` (the constant pair lets the NB IDL monitor exactly the
+static routes ovn-frr did not write, for ``static`` redistribution) and linked into the router's
 ``static_routes``; they are removed by unlinking (the table is not a root table, so ovsdb-server
 garbage-collects them). Only rows the caller observed carrying this chassis' marker are
 unlinked. Large changes go in chunks so that ovsdb-server also serves other clients meanwhile.
@@ -30,6 +32,8 @@ from ovn_frr.ovn.db import OvnError
 log = logging.getLogger(__name__)
 
 MARK = "ovn-frr:chassis"
+#: on every row any ovn-frr writes, whatever its chassis
+OWNER = ("ovn-frr:owner", "ovn-frr")
 LRSR = "Logical_Router_Static_Route"
 CHUNK = 20_000
 
@@ -97,6 +101,18 @@ class BulkWriter:
                 )
         return out
 
+    def routers_of(self, uuids: Sequence[str]) -> dict[str, str]:
+        """Route row UUID -> the name of the router whose ``static_routes`` holds it (the
+        table has no back reference; meant for the few rows ovn-frr did not write)."""
+        if not uuids:
+            return {}
+        results = self._call([
+            {"op": "select", "table": "Logical_Router", "columns": ["name"],
+             "where": [["static_routes", "includes", ["uuid", u]]]}
+            for u in uuids
+        ])  # fmt: skip
+        return {u: r["rows"][0]["name"] for u, r in zip(uuids, results, strict=True) if r["rows"]}
+
     def apply(
         self, diff: RouteDiff, routers: Mapping[str, str]
     ) -> tuple[list[OwnedRoute], list[str]]:
@@ -160,7 +176,7 @@ def _insert(router_uuid: str, routes: Sequence[DesiredRoute], chassis: str) -> l
                 "ip_prefix": r.prefix,
                 "nexthop": r.nexthop,
                 "output_port": r.output_port,
-                "external_ids": ["map", [[MARK, chassis]]],
+                "external_ids": ["map", [[MARK, chassis], list(OWNER)]],
             },
         })  # fmt: skip
     ops.append({

@@ -1,17 +1,30 @@
 """OVN's advertisement intent as frozen values for :mod:`ovn_frr.core.advertise`.
 
 Reads NB (routers, ports, the switches behind them, NAT, load balancers) with the IDL quiescent,
-and takes from SB the logical ports bound on this chassis for locality.
+and takes from SB the logical ports bound on this chassis for locality. Static routes: the IDL
+holds only the rows ovn-frr did not write, and that table has no reference to its router, so the
+caller asks ovsdb-server which router holds each (:meth:`BulkWriter.routers_of`, only when that
+set of rows changed) and :func:`with_statics` attaches them.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
-from ovn_frr.core.advertise import IntentNat, IntentPort, IntentRouter, SwitchPort, Vip
+from ovn_frr.core.advertise import (
+    IntentNat,
+    IntentPort,
+    IntentRouter,
+    IntentStatic,
+    SwitchPort,
+    Vip,
+)
 from ovn_frr.core.model import Address
+from ovn_frr.ovn.bulk import LRSR
 from ovn_frr.ovn.routes import ifaces, vip_host
 
 log = logging.getLogger(__name__)
@@ -86,3 +99,54 @@ def intent_snapshot(nb_idl: Any, chassis: str, bound: frozenset[str]) -> tuple[I
         routers.append(IntentRouter(lr.name, options, tuple(ports), tuple(nats), vips,
                                     pinned_here=pinned))  # fmt: skip
     return tuple(sorted(routers, key=lambda r: r.name))
+
+
+@dataclass(frozen=True, slots=True)
+class StaticRow:
+    """A Logical_Router_Static_Route row ovn-frr did not write."""
+
+    uuid: str
+    ip_prefix: str
+    policy: str
+    options: Mapping[str, str]
+    external_ids: Mapping[str, str]
+
+
+def static_rows(nb_idl: Any) -> tuple[StaticRow, ...]:
+    """The static routes the IDL monitors (call with the IDL quiescent)."""
+    return tuple(
+        StaticRow(
+            str(r.uuid),
+            r.ip_prefix,
+            r.policy[0] if r.policy else "dst-ip",
+            dict(r.options),
+            dict(r.external_ids),
+        )
+        for r in nb_idl.tables[LRSR].rows.values()
+    )
+
+
+def with_statics(
+    routers: tuple[IntentRouter, ...], rows: tuple[StaticRow, ...], router_of: Mapping[str, str]
+) -> tuple[IntentRouter, ...]:
+    """Attach to each router its static routes that can be announced: destination routes
+    (``policy=src-ip`` routes match sources, they are not reachability), not written by any
+    ovn-frr (a row of an older ovn-frr without the owner pair still has its chassis marker)."""
+    by_router: dict[str, list[IntentStatic]] = {}
+    for row in rows:
+        name = router_of.get(row.uuid)
+        if name is None or row.policy == "src-ip":
+            continue
+        if any(k.startswith("ovn-frr:") for k in row.external_ids):
+            continue
+        try:
+            prefix = ipaddress.ip_network(row.ip_prefix, strict=False)
+        except ValueError:
+            log.warning("bad_static_route router=%s ip_prefix=%r", name, row.ip_prefix)
+            continue
+        by_router.setdefault(name, []).append(IntentStatic(prefix, row.options))
+    return tuple(
+        replace(r, statics=tuple(sorted(by_router.get(r.name, ()), key=str)))
+        if r.name in by_router else r
+        for r in routers
+    )  # fmt: skip

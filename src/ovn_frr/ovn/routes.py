@@ -1,7 +1,8 @@
 """OVN NB/SB as ovn-frr sees them, as frozen snapshots.
 
-The IDL deliberately does not monitor Logical_Router_Static_Route: the rows ovn-frr owns are
-tracked by :mod:`ovn_frr.ovn.bulk` (see there for the measurements behind this).
+The IDL monitors only the Logical_Router_Static_Route rows ovn-frr did not write (a conditional
+monitor on the constant owner pair, for ``static`` redistribution): the rows ovn-frr owns can be
+100k+ and are tracked by :mod:`ovn_frr.ovn.bulk` (see there for the measurements behind this).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ovn_frr.core.model import Interface, Network, OvnSnapshot, Router, RouterPort
+from ovn_frr.ovn.bulk import LRSR, OWNER
 from ovn_frr.ovn.db import OvsdbConnection
 
 log = logging.getLogger(__name__)
@@ -23,7 +25,10 @@ NB_TABLES = {
     "Logical_Switch_Port": ["name", "addresses", "dynamic_addresses", "type", "options"],
     "NAT": ["external_ip", "type", "logical_port", "external_mac", "options"],
     "Load_Balancer": ["name", "vips", "options"],
+    LRSR: ["ip_prefix", "policy", "options", "external_ids"],
 }
+#: the static routes ovn-frr did not write (any chassis)
+NOT_OURS = [["external_ids", "excludes", ["map", [list(OWNER)]]]]
 SB_TABLES = {
     "Port_Binding": ["logical_port", "chassis", "type"],
     "Chassis": ["name"],
@@ -31,7 +36,7 @@ SB_TABLES = {
 
 
 def nb_connection(remote: str) -> OvsdbConnection:
-    return OvsdbConnection(remote, "OVN_Northbound", NB_TABLES)
+    return OvsdbConnection(remote, "OVN_Northbound", NB_TABLES, conditions={LRSR: NOT_OURS})
 
 
 def sb_connection(remote: str, chassis: str) -> OvsdbConnection:
