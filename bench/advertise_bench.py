@@ -1,0 +1,203 @@
+"""bench/advertise: how fast OVN's intent reaches a peer, against FRR's own delay.
+
+Part 1, latency (``--changes``, default 200): one NB change at a time (a floating-IP-style NAT
+added to GR_node1, which redistributes ``nat``) and, interleaved, the same kind of change made
+by hand in FRR (a ``network`` statement with ovn-frr's origin route-map, one ``vtysh -f``).
+Each sample runs from issuing the change to the prefix appearing in tor1's kernel table (tor1's
+zebra installs what BGP selected; ``ip monitor route`` timestamps it), so both paths include
+BGP's own propagation. Reported: p50/p99 of each and of the difference.
+
+Part 2, bulk (``--bulk``, default 10k): the agent is stopped; ovn-frr's applier adds N
+``network`` lines and withdraws them (the same code the agent runs), then ``frr-reload.py``
+applies the same two changes (the running configs captured after ovn-frr's add and withdraw).
+Reported: the times and the ratio frr-reload / ovn-frr per direction (target >= 50 on
+withdrawal). frr-reload.py withdraws one vtysh call per line: 10k lines take minutes.
+
+    sudo .venv/bin/python bench/advertise_bench.py [--changes 200] [--bulk 10000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import itertools
+import json
+import signal
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from ovn_frr import config
+from ovn_frr.core.frr_model import desired_frr
+from ovn_frr.frr.apply import FrrApplier
+from ovn_frr.frr.render import render
+from ovn_frr.lab import Lab, LabSpec, LinkSpec, NodeSpec, PeerSpec
+from ovn_frr.lab.agent import AgentProcess, agent_config
+from ovn_frr.lab.nbtopo import openshift_node
+
+SPEC = LabSpec(nodes=(NodeSpec("node1", bgp=False),), peers=(PeerSpec("tor1", 65001),),
+               links=(LinkSpec("node1", "tor1"),))  # fmt: skip
+NEIGHBOR = '[[bgp.neighbors]]\naddress = "10.255.0.2"\nremote_as = 65001\n'
+FRR_RELOAD = Path("/usr/lib/frr/frr-reload.py")
+
+
+class KernelRoutes:
+    """When each destination appeared in a namespace's kernel table (``ip monitor route``)."""
+
+    def __init__(self, netns: str) -> None:
+        self.seen: dict[str, float] = {}
+        self._cond = threading.Condition()
+        self._proc = subprocess.Popen(["ip", "-n", netns, "monitor", "route"],
+                                      stdout=subprocess.PIPE, text=True)  # fmt: skip
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self._proc.stdout is not None
+        for line in self._proc.stdout:
+            now = time.monotonic()
+            words = line.split()
+            if words and words[0] != "Deleted":
+                with self._cond:
+                    self.seen.setdefault(words[0], now)
+                    self._cond.notify_all()
+
+    def wait(self, dst: str, timeout: float = 30.0) -> float:
+        with self._cond:
+            if not self._cond.wait_for(lambda: dst in self.seen, timeout):
+                raise TimeoutError(f"{dst} did not reach the kernel in {timeout} s")
+            return self.seen[dst]
+
+    def close(self) -> None:
+        self._proc.terminate()
+        self._proc.wait()
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def latency(lab: Lab, gr: str, changes: int) -> dict[str, float]:
+    assert lab.ovn is not None
+    node1 = lab.frr["node1"]
+    lab.ovn.nbctl("set", "Logical_Router", gr, "options:dynamic-routing-redistribute=nat")
+    watch = KernelRoutes(lab.netns("tor1"))
+    ovn: list[float] = []
+    frr: list[float] = []
+    hosts = ipaddress.ip_network("198.18.0.0/16").hosts()
+    try:
+        for _ in range(changes):
+            ip = str(next(hosts))
+            t0 = time.monotonic()
+            lab.ovn.nbctl("--id=@n", "create", "NAT", "type=dnat_and_snat",
+                          f"external_ip={ip}", "logical_ip=10.244.1.5", "--",
+                          "add", "Logical_Router", gr, "nat", "@n")  # fmt: skip
+            ovn.append(watch.wait(ip) - t0)
+            ip = str(next(hosts))
+            t0 = time.monotonic()
+            node1.apply(f"router bgp 64512\n address-family ipv4 unicast\n  network {ip}/32 "
+                        "route-map ovnfrr-origin\n exit-address-family\nexit\n")  # fmt: skip
+            frr.append(watch.wait(ip) - t0)
+    finally:
+        watch.close()
+    diff = [a - b for a, b in zip(ovn, frr, strict=True)]
+    ms = 1000
+    return {
+        "changes": changes,
+        "ovn_frr_p50_ms": round(pct(ovn, 0.5) * ms), "ovn_frr_p99_ms": round(pct(ovn, 0.99) * ms),
+        "frr_own_p50_ms": round(pct(frr, 0.5) * ms), "frr_own_p99_ms": round(pct(frr, 0.99) * ms),
+        "p99_above_frr_ms": round((pct(ovn, 0.99) - pct(frr, 0.99)) * ms),
+        "mean_diff_ms": round(statistics.mean(diff) * ms),
+    }  # fmt: skip
+
+
+def frr_reload(lab: Lab, target: str) -> float:
+    rundir = lab.frr["node1"].rundir
+    confdir = lab.rundir / "frr-reload"  # its own vtysh.conf, none of the daemons' files
+    confdir.mkdir(exist_ok=True)
+    (confdir / "vtysh.conf").write_text("service integrated-vtysh-config\n")
+    path = confdir / "target.conf"
+    # `show running-config` starts with two lines that are not config
+    path.write_text(
+        "".join(
+            line + "\n"
+            for line in target.splitlines()
+            if not line.startswith(("Building configuration", "Current config"))
+        )
+    )
+    t0 = time.monotonic()
+    res = subprocess.run([sys.executable, str(FRR_RELOAD), "--reload", "--stdout",
+                          "--log-level", "error", "--vty_socket", str(rundir), "--confdir",
+                          str(confdir), "--rundir", str(confdir), str(path)],
+                         check=False, capture_output=True, text=True)  # fmt: skip
+    took = time.monotonic() - t0
+    if res.returncode:
+        raise RuntimeError(f"frr-reload.py failed ({res.returncode}): {res.stdout}{res.stderr}")
+    return took
+
+
+def bulk(lab: Lab, cfg_text: str, n: int) -> dict[str, float]:
+    node1 = lab.frr["node1"]
+    cfg = config.parse(cfg_text)
+    pool = ipaddress.ip_network("100.64.0.0/10").subnets(new_prefix=28)
+    nets: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = list(itertools.islice(pool, n))
+    applier = FrrApplier(node1.vtysh)
+    base = render(desired_frr(cfg, {}))
+    full = render(desired_frr(cfg, {"": nets}))
+    assert applier.apply(base).ok
+    t0 = time.monotonic()
+    assert applier.apply(full).ok
+    ours_add = time.monotonic() - t0
+    with_n = node1.vtysh.running_config()
+    t0 = time.monotonic()
+    assert applier.apply(base).ok
+    ours_del = time.monotonic() - t0
+    without_n = node1.vtysh.running_config()
+    theirs_add = frr_reload(lab, with_n)
+    count = node1.vtysh.running_config().count("\n  network ")
+    assert count >= n, f"frr-reload.py left {count} networks, not {n}"
+    theirs_del = frr_reload(lab, without_n)
+    count = node1.vtysh.running_config().count("\n  network ")
+    assert count == 0, f"frr-reload.py left {count} networks"
+    return {
+        "prefixes": n,
+        "ovn_frr_add_s": round(ours_add, 2), "frr_reload_add_s": round(theirs_add, 2),
+        "add_ratio": round(theirs_add / ours_add, 1),
+        "ovn_frr_withdraw_s": round(ours_del, 2), "frr_reload_withdraw_s": round(theirs_del, 2),
+        "withdraw_ratio": round(theirs_del / ours_del, 1),
+    }  # fmt: skip
+
+
+def table(result: dict[str, float]) -> str:
+    return "| " + " | ".join(result) + " |\n|" + "---|" * len(result) + "\n| " + " | ".join(
+        str(v) for v in result.values()) + " |"  # fmt: skip
+
+
+def main() -> None:
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(143))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--changes", type=int, default=200)
+    parser.add_argument("--bulk", type=int, default=10_000)
+    args = parser.parse_args()
+    results = {}
+    with Lab(SPEC) as lab:
+        topo = openshift_node(lab)
+        agent = AgentProcess.start(lab, "node1", NEIGHBOR)
+        try:
+            lab.frr["tor1"].wait_established(["10.255.0.1"], timeout=60)
+            if args.changes:
+                results["latency"] = latency(lab, topo.gr, args.changes)
+                print(table(results["latency"]), flush=True)
+        finally:
+            agent.stop()
+        if args.bulk:
+            results["bulk"] = bulk(lab, agent_config(lab, "node1", extra=NEIGHBOR), args.bulk)
+            print(table(results["bulk"]), flush=True)
+    print(json.dumps(results))
+
+
+if __name__ == "__main__":
+    main()
