@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from ovn_frr.config import NodeConfig
 from ovn_frr.core.advertise import (
     OPT_REDISTRIBUTE,
+    Announcement,
     IntentRouter,
     announcements,
     prefixes_by_vrf,
@@ -41,11 +42,14 @@ from ovn_frr.fpm.rib import Rib
 from ovn_frr.fpm.server import FpmServer
 from ovn_frr.frr.apply import ApplyResult, FrrApplier
 from ovn_frr.frr.render import render
+from ovn_frr.frr.show import Session, sessions
 from ovn_frr.frr.vtysh import Vtysh, VtyshError
 from ovn_frr.ovn.bulk import BulkWriter
 from ovn_frr.ovn.db import OvnError, OvsdbConnection
 from ovn_frr.ovn.intent import StaticRow, intent_snapshot, static_rows, with_statics
 from ovn_frr.ovn.routes import bound_ports, gateway_ports, nb_snapshot
+from ovn_frr.report import metric_values, status_doc, trace_doc
+from ovn_frr.status import Metrics, MetricsServer, StatusServer
 from ovn_frr.versions import Versions, detect
 
 log = logging.getLogger(__name__)
@@ -74,7 +78,19 @@ class AgentState:
     routers: dict[str, int] = field(default_factory=dict)
     advertised: int = 0
     last_apply: ApplyResult | None = None
+    last_apply_at: float = 0.0
+    last_apply_ms: float = 0.0
+    apply_failures: int = 0
     intent_problems: tuple[str, ...] = ()
+    announcements: frozenset[Announcement] = frozenset()
+    plan: ImportPlan | None = None
+    #: BGP sessions (with BFD state) as FRR showed them last
+    sessions: tuple[Session, ...] = ()
+    frr_reachable: bool = False
+
+
+class StartError(Exception):
+    """The agent cannot start (a socket it must serve cannot be bound)."""
 
 
 class Agent:
@@ -129,6 +145,23 @@ class Agent:
         self._static_router_of: dict[str, str] = {}
         self._static_asked: frozenset[str] | None = None
         self._static_ask_at = 0.0
+        self.metrics = Metrics(lambda: metric_values(self))
+        self.status_server = StatusServer(cfg.agent.status_socket, self._status_request)
+        listen = cfg.agent.metrics_listen
+        self.metrics_server = (
+            MetricsServer(str(listen.host), listen.port, self.metrics) if listen else None
+        )
+
+    def owned_rows(self) -> list[OwnedRoute]:
+        return list(self._owned.values()) if self._owned else []
+
+    async def _status_request(self, request: str) -> dict[str, object]:
+        verb, _, arg = request.partition(" ")
+        if verb == "status":
+            return status_doc(self, self.clock())
+        if verb == "trace" and arg:
+            return await trace_doc(self, arg)
+        return {"error": f"unknown request {request!r} (status | trace PREFIX)"}
 
     def _ovsdb_wake(self, loop: asyncio.AbstractEventLoop) -> Callable[[], None]:
         """The IDL thread's change hook: mark OVN changed and wake the loop."""
@@ -148,6 +181,16 @@ class Agent:
         for db in (self.nb, self.sb):
             db.on_change = self._ovsdb_wake(loop)
             await asyncio.to_thread(db.start)
+        servers: list[StatusServer | MetricsServer] = [self.status_server]
+        if self.metrics_server is not None:
+            servers.append(self.metrics_server)
+        for server in servers:
+            try:
+                await server.start()
+            except OSError as exc:
+                what = ("agent.status_socket" if server is self.status_server
+                        else "agent.metrics_listen")  # fmt: skip
+                raise StartError(f"{what}: cannot listen: {exc.strerror or exc}") from None
         await self._configure_frr()
         await self.fpm.start(self._fpm_socket)
         log.info("agent_started chassis=%s fpm=%s", self.chassis, self.cfg.frr.fpm_listen)
@@ -157,6 +200,8 @@ class Agent:
             await self._loop(stop)
         finally:
             watcher.cancel()
+            for server in servers:
+                await server.close()
             await self.fpm.close()
             for db in (self.nb, self.sb):
                 await asyncio.to_thread(db.stop)
@@ -260,17 +305,28 @@ class Agent:
     async def _watch_frr(self, stop: asyncio.Event) -> None:
         """Detect that FRR lost ovn-frr's config (a restart) and have it applied again."""
         interval = self.cfg.agent.frr_check_ms / 1000
+        with_bfd = any(n.bfd_profile for n in self.cfg.bgp.neighbors)
+        first = True
         while not stop.is_set():
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), timeout=interval)
-            if not self._applied_vrfs or stop.is_set():
-                continue
+            if not first:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), timeout=interval)
+            first = False
+            if stop.is_set():
+                break
             try:
                 data = await asyncio.to_thread(
                     self.vtysh.show_json, "show bgp vrf all summary json"
                 )
+                bfd = (await asyncio.to_thread(self.vtysh.show_json, "show bfd peers json")
+                       if with_bfd else [])  # fmt: skip
             except VtyshError:
+                self.state.frr_reachable = False
                 continue  # FRR is (re)starting: ask again next round
+            self.state.frr_reachable = True
+            self.state.sessions = sessions(data, bfd)
+            if not self._applied_vrfs:
+                continue
             lost = self._applied_vrfs - set(data)
             if lost:
                 log.warning("frr_config_lost bgp_instances=%s (re-applying)", sorted(lost))
@@ -325,6 +381,7 @@ class Agent:
                 log.warning("intent_ignored %s", line)
             self.state.intent_problems = tuple(problems)
         self.state.advertised = len(items)
+        self.state.announcements = frozenset(items)
         model = desired_frr(self.cfg, prefixes_by_vrf(items))
         self._rendered = render(model)
         self._rendered_vrfs = frozenset(b.vrf or "default" for b in model.bgp)
@@ -337,19 +394,26 @@ class Agent:
         failed = self.state.last_apply is not None and not self.state.last_apply.ok
         if failed and self.clock() < self._apply_retry_at:
             return
+        started = self.clock()
         result = await asyncio.to_thread(self.applier.apply, text)
+        took = self.clock() - started
+        self.metrics.apply_seconds.observe(took)
         self.state.last_apply = result
+        self.state.last_apply_at = self.clock()
+        self.state.last_apply_ms = took * 1000
         if result.ok:
             self._apply_backoff = 1.0
             self._applied_vrfs = self._rendered_vrfs
             log.info("frr_config_applied lines=%d advertised=%d", result.lines,
                      self.state.advertised)  # fmt: skip
         else:
+            self.state.apply_failures += 1
             self._apply_retry_at = self.clock() + self._apply_backoff
             self._apply_backoff = min(self._apply_backoff * 2, 30.0)
 
     def _record(self, plan: ImportPlan, imported: int) -> None:
         self.state.routes_imported = imported
+        self.state.plan = plan
         self.state.rejected = plan.rejected
         self.state.routers = dict(plan.routers)
         for r in plan.rejected:

@@ -3,26 +3,32 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import signal
 import sys
 import threading
+import time
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 import click
 from rich.console import Console
+from rich.live import Live
 from rich.table import Table
 
 from ovn_frr import __version__, config
-from ovn_frr.agent import Agent
+from ovn_frr.agent import Agent, StartError
 from ovn_frr.frr.vtysh import Vtysh, VtyshError
 from ovn_frr.kernel.netns import listening_socket
 from ovn_frr.lab import Lab, LabError, demo_spec, destroy, list_labs, minimal_spec
 from ovn_frr.ovn.db import OvnError, set_ssl
 from ovn_frr.ovn.local import local_chassis
 from ovn_frr.ovn.routes import nb_connection, sb_connection
+from ovn_frr.status import ask
+from ovn_frr.status_view import status_view, trace_view
 from ovn_frr.versions import detect
 
 err = Console(stderr=True, highlight=False)
@@ -93,7 +99,7 @@ def run(config_file: str) -> None:
 
     try:
         asyncio.run(main())
-    except OvnError as exc:
+    except (OvnError, StartError) as exc:
         click.echo(f"ovn-frr run: {exc}", err=True)
         sys.exit(1)
 
@@ -104,6 +110,67 @@ def versions() -> None:
     v = detect()
     for name, ver in (("frr", v.frr), ("ovn", v.ovn), ("ovs", v.ovs)):
         click.echo(f"{name}: {ver if ver else 'not found'}")
+
+
+def _socket(socket_path: str | None, config_file: str | None) -> str:
+    if socket_path:
+        return socket_path
+    if config_file:
+        return _load_or_exit(config_file).agent.status_socket
+    return str(config.NodeConfig.model_fields["agent"].default.status_socket)
+
+
+def _ask(path: str, request: str) -> dict[str, Any]:
+    try:
+        return ask(path, request)
+    except (OSError, ValueError) as exc:
+        click.echo(f"cannot reach the agent at {path}: {exc} (is `ovn-frr run` running?)",
+                   err=True)  # fmt: skip
+        sys.exit(2)
+
+
+SOCKET_OPTION = click.option("--socket", "socket_path", help="The agent's status socket.")
+CONFIG_OPTION = click.option("--config", "config_file", type=click.Path(dir_okay=False),
+                             help="Read agent.status_socket from this node config.")  # fmt: skip
+
+
+@main.command()
+@SOCKET_OPTION
+@CONFIG_OPTION
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--watch", type=float, default=None, metavar="SECONDS",
+              help="Redraw every SECONDS until Ctrl-C.")  # fmt: skip
+def status(socket_path: str | None, config_file: str | None, as_json: bool,
+           watch: float | None) -> None:  # fmt: skip
+    """What the running agent does: sessions, advertised, imported, rejected, last apply."""
+    path = _socket(socket_path, config_file)
+    if as_json:
+        click.echo(json.dumps(_ask(path, "status"), indent=2))
+        return
+    if watch is None:
+        out.print(status_view(_ask(path, "status")))
+        return
+    live = Live(status_view(_ask(path, "status")), console=out, auto_refresh=False)
+    with live, contextlib.suppress(KeyboardInterrupt):
+        while True:
+            time.sleep(watch)
+            live.update(status_view(_ask(path, "status")), refresh=True)
+
+
+@main.command()
+@click.argument("prefix")
+@SOCKET_OPTION
+@CONFIG_OPTION
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def trace(prefix: str, socket_path: str | None, config_file: str | None, as_json: bool) -> None:
+    """The story of one prefix: OVN object -> FRR -> peers, or peer -> zebra -> OVN row."""
+    doc = _ask(_socket(socket_path, config_file), f"trace {prefix}")
+    if as_json:
+        click.echo(json.dumps(doc, indent=2))
+    else:
+        out.print(trace_view(doc))
+    if "error" in doc:
+        sys.exit(1)
 
 
 # --- lab ----------------------------------------------------------------------------------------

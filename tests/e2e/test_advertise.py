@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -17,6 +21,7 @@ SPEC = LabSpec(
     peers=(PeerSpec("tor1", 65001),),
     links=(LinkSpec("node1", "tor1"),),
 )
+METRICS_PORT = 9476
 NEIGHBOR = '[[bgp.neighbors]]\naddress = "10.255.0.2"\nremote_as = 65001\nkeepalive = 1\nhold = 3\n'
 
 
@@ -24,7 +29,12 @@ NEIGHBOR = '[[bgp.neighbors]]\naddress = "10.255.0.2"\nremote_as = 65001\nkeepal
 def adv() -> Iterator[tuple[Lab, OpenShiftNode, AgentProcess]]:
     with Lab(SPEC) as lab:
         topo = openshift_node(lab)
-        agent = AgentProcess.start(lab, "node1", NEIGHBOR + FAST_SYNC)
+        agent = AgentProcess.start(
+            lab,
+            "node1",
+            NEIGHBOR + FAST_SYNC,
+            agent=f'metrics_listen = "127.0.0.1:{METRICS_PORT}"\n',
+        )
         try:
             lab.frr["tor1"].wait_established(["10.255.0.1"], timeout=60)
             yield lab, topo, agent
@@ -265,3 +275,65 @@ def test_10k_prefixes_in_one_nb_change(adv: tuple[Lab, OpenShiftNode, AgentProce
             {"op": "delete", "table": "Load_Balancer", "where": [["_uuid", "==", ["uuid", lb]]]},
         ])  # fmt: skip
     wait_for(lambda: not want & tor1(lab), timeout=120, what="10k VIPs withdrawn")
+
+
+def metrics(lab: Lab) -> str:
+    """GET /metrics inside node1's namespace (where the agent listens)."""
+    code = (
+        f"import urllib.request; print(urllib.request.urlopen("
+        f"'http://127.0.0.1:{METRICS_PORT}/metrics', timeout=10).read().decode())"
+    )
+    return subprocess.run(["ip", "netns", "exec", lab.netns("node1"), sys.executable, "-c", code],
+                          check=True, capture_output=True, text=True).stdout  # fmt: skip
+
+
+def test_status_trace_and_metrics(adv: tuple[Lab, OpenShiftNode, AgentProcess]) -> None:
+    lab, topo, agent = adv
+    assert lab.ovn is not None
+    egress = f"{topo.egress_ip}/32"
+    lab.ovn.nbctl("set", "Logical_Router", topo.gr, "options:dynamic-routing-redistribute=nat")
+    try:
+        wait_for(lambda: egress in tor1(lab), timeout=30, what="EgressIP at tor1")
+
+        def healthy() -> dict[str, Any] | None:
+            doc = agent.status()
+            return doc if not doc["agent"]["problems"] and doc["bgp"] else None
+
+        status = wait_for(healthy, timeout=10, what="a healthy status")
+        assert status["agent"]["chassis"] == "node1"
+        assert status["frr"]["last_apply"]["ok"]
+        session = next(x for x in status["bgp"] if x["neighbor"] == "10.255.0.2")
+        assert session["state"] == "Established" and session["vrf"] == "default"
+        assert {
+            "vrf": "default",
+            "prefix": egress,
+            "source": f"NAT {topo.egress_ip} on {topo.gr}",
+        } in status["advertised"]
+        story = agent.trace(egress)["story"]
+        assert f"OVN NAT {topo.egress_ip} on {topo.gr} -> announce {egress} in VRF default" in (
+            story), story  # fmt: skip
+        assert f"FRR: `network {egress}` applied" in story
+        assert "BGP: sent to 10.255.0.2" in story
+
+        text = metrics(lab)
+        assert 'ovnfrr_bgp_sessions_up{vrf="default"} 1.0' in text
+        assert "ovnfrr_routes_advertised 2.0" in text  # the EgressIP and the node's SNAT IP
+        assert "ovnfrr_frr_apply_seconds_count" in text
+        assert "ovnfrr_fpm_messages_total" in text
+
+        # the command line renders the same
+        cli = [sys.executable, "-m", "ovn_frr"]
+        wide = {**os.environ, "COLUMNS": "200"}
+        shown = subprocess.run([*cli, "status", "--socket", agent.socket], check=True,
+                               capture_output=True, text=True, env=wide).stdout  # fmt: skip
+        assert "healthy" in shown and egress in shown and "10.255.0.2" in shown
+        shown = subprocess.run([*cli, "trace", egress, "--socket", agent.socket], check=True,
+                               capture_output=True, text=True).stdout  # fmt: skip
+        assert "BGP: sent to 10.255.0.2" in shown
+        bad = subprocess.run([*cli, "trace", "not-a-prefix", "--socket", agent.socket],
+                             capture_output=True, text=True, check=False)  # fmt: skip
+        assert bad.returncode == 1 and "is not a prefix" in bad.stdout
+    finally:
+        lab.ovn.nbctl(
+            "remove", "Logical_Router", topo.gr, "options", "dynamic-routing-redistribute"
+        )

@@ -92,6 +92,21 @@ def test_hijack_guard(imp: ImportLab) -> None:
     lines = imp.agent.output()
     assert f"prefix={pod} reason=hijack detail=overlaps {pod} (LSP default_pod-0)" in lines
     assert f"prefix={nat} reason=hijack detail=overlaps {nat} (NAT {imp.topo.egress_ip}" in lines
+
+    # the same, as `ovn-frr status` and `ovn-frr trace` see it
+    status = imp.agent.status()
+    rejected = {(r["prefix"], r["reason"]) for r in status["rejected"]}
+    assert {(own_subnet, "hijack"), (pod, "hijack"), (nat, "hijack")} <= rejected
+    assert status["rejected_by_reason"]["hijack"] >= 3
+    assert {"router": "GR_node1", "table": 254, "rows": 1} in status["imported"]["routers"]
+    story = imp.agent.trace(pod)["story"]
+    assert any("policy: not imported into GR_node1: hijack" in line for line in story), story
+    story = imp.agent.trace(control)["story"]
+    assert any(line.startswith("BGP: paths from 10.255.0.2") for line in story), story
+    assert any("zebra -> FPM: table 254 bgp unicast via 10.255.0.2" in x for x in story), story
+    assert any("policy: import into GR_node1 via 10.255.0.2 port rtoe-GR_node1" in x
+               for x in story), story  # fmt: skip
+    assert any(x.startswith("OVN: row ") and "on GR_node1" in x for x in story), story
     imp.lab.announcer("tor1").withdraw([own_subnet, pod, nat, control])
 
 

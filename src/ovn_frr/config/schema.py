@@ -116,6 +116,10 @@ class AgentConfig(_Model):
     #: How often FRR is asked whether it still has ovn-frr's BGP instances (a restarted FRR
     #: lost them: everything is applied again). One vtysh call, ~50 ms.
     frr_check_ms: Annotated[int, Field(ge=100, le=60000)] = 1000
+    #: The unix socket ``ovn-frr status`` and ``ovn-frr trace`` ask.
+    status_socket: Annotated[str, Field(min_length=1)] = "/run/ovn-frr/status.sock"
+    #: Serve Prometheus metrics (``/metrics``) on this address; unset: no metrics endpoint.
+    metrics_listen: Endpoint | None = None
 
 
 class NodeConfig(_Model):

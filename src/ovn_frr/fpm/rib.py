@@ -190,5 +190,9 @@ class Rib:
                 tables[table][prefix] = entry.route
         return RibSnapshot(dict(tables), replaying=self.replaying)
 
+    def lookup(self, prefix: Network) -> list[RibRoute]:
+        """The routes for one prefix, in every table (for trace)."""
+        return [e.route for (_t, p), e in self._routes.items() if p == prefix and e.route]
+
     def __len__(self) -> int:
         return len(self._routes)

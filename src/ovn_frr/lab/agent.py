@@ -7,18 +7,27 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ovn_frr.lab.lab import Lab
+from ovn_frr.status import ask
 
 
-def agent_config(lab: Lab, node: str, fpm_port: int = 2620, extra: str = "") -> str:
-    """A node config pointing the agent at the lab's OVN and the node's FRR."""
+def status_socket(lab: Lab, node: str) -> Path:
+    return lab.rundir / node / "ovn-frr.sock"
+
+
+def agent_config(lab: Lab, node: str, fpm_port: int = 2620, extra: str = "",
+                 agent: str = "") -> str:  # fmt: skip
+    """A node config pointing the agent at the lab's OVN and the node's FRR; ``agent``: more
+    lines for its ``[agent]`` section."""
     assert lab.ovn is not None, "the lab has no OVN central"
     spec = lab.spec.node(node)
     return (
         f'[ovn]\nnb = "{lab.ovn.nb}"\nsb = "{lab.ovn.sb}"\nchassis = "{node}"\n\n'
         f'[frr]\nvty_socket_dir = "{lab.frr[node].rundir}"\n'
         f'fpm_listen = "127.0.0.1:{fpm_port}"\n\n'
+        f'[agent]\nstatus_socket = "{status_socket(lab, node)}"\n{agent}\n'
         f'[bgp]\nasn = {spec.asn}\nrouter_id = "{lab.spec.router_id(node)}"\n\n{extra}'
     )
 
@@ -32,11 +41,11 @@ class AgentProcess:
     proc: subprocess.Popen[bytes]
 
     @classmethod
-    def start(cls, lab: Lab, node: str, extra_config: str = "") -> AgentProcess:
+    def start(cls, lab: Lab, node: str, extra_config: str = "", agent: str = "") -> AgentProcess:
         workdir = lab.rundir / node
         config = workdir / "ovn-frr.toml"
         config.write_text(agent_config(lab, node, lab.spec.node(node).fpm_port or 2620,
-                                       extra_config))  # fmt: skip
+                                       extra_config, agent))  # fmt: skip
         log = workdir / "ovn-frr.log"
         with log.open("ab") as out:
             proc = subprocess.Popen(
@@ -46,6 +55,16 @@ class AgentProcess:
                 stderr=subprocess.STDOUT,
             )  # fmt: skip
         return cls(lab, node, config, log, proc)
+
+    @property
+    def socket(self) -> str:
+        return str(status_socket(self.lab, self.node))
+
+    def status(self) -> dict[str, Any]:
+        return ask(self.socket, "status")
+
+    def trace(self, prefix: str) -> dict[str, Any]:
+        return ask(self.socket, f"trace {prefix}")
 
     def output(self) -> str:
         return self.log.read_text(errors="replace")

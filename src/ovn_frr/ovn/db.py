@@ -90,7 +90,10 @@ class OvsdbConnection:
 
     @property
     def connected(self) -> bool:
-        return self._idl is not None and bool(self._idl.is_connected())
+        # the ovs IDL has no public "connected now" (has_ever_connected() is sticky); its
+        # jsonrpc session knows
+        session = getattr(self._idl, "_session", None)
+        return session is not None and bool(session.is_connected())
 
     def read(self, fn: Callable[[Any], T]) -> T:
         """Run ``fn(idl)`` with the IDL quiescent (blocking)."""

@@ -1,0 +1,85 @@
+"""Rich renderings of the agent's status and trace documents (for ``ovn-frr status|trace``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+#: rows shown per list in the tables (the JSON output has them all, up to the agent's limit)
+ROWS = 20
+
+
+def _table(title: str, *columns: str) -> Table:
+    t = Table(title=title, title_justify="left", title_style="bold")
+    for c in columns:
+        t.add_column(c)
+    return t
+
+
+def _more(t: Table, total: int, shown: int) -> None:
+    if total > shown:
+        t.caption = f"{shown} of {total} shown (--json for all)"
+
+
+def status_view(doc: dict[str, Any]) -> RenderableType:
+    if "error" in doc:
+        return Text(f"agent: {doc['error']}", style="red")
+    a, frr, ovn, fpm = doc["agent"], doc["frr"], doc["ovn"], doc["fpm"]
+    problems = a["problems"]
+    head = Text.assemble(
+        ("ovn-frr ", "bold"), f"{a['version']} on chassis {a['chassis']}: ",
+        ("healthy" if not problems else "; ".join(problems), "green" if not problems else "red"),
+        f"  (up {a['uptime_s']} s, {a['passes']} passes)",
+    )  # fmt: skip
+    conn = _table("Connections", "what", "state", "detail")
+    for name in ("nb", "sb"):
+        db = ovn[name]
+        conn.add_row(f"OVN {name.upper()}", _ok(db["connected"]), db["remote"])
+    conn.add_row("FRR (vtysh)", _ok(frr["reachable"]), f"FRR {frr['version']}")
+    conn.add_row("zebra FPM", _ok(fpm["connected"]),
+                 f"{fpm['messages']} messages, {fpm['errors']} errors, {fpm['rib_routes']} routes"
+                 + ("" if fpm["synced"] else ", replay not complete"))  # fmt: skip
+    last = frr["last_apply"]
+    if last is not None:
+        detail = f"{last['lines']} lines in {last['duration_ms']} ms, {last['seconds_ago']} s ago"
+        conn.add_row("last FRR apply", _ok(last["ok"]), last["error"] or detail)
+    bgp = _table("BGP sessions", "VRF", "neighbor", "family", "state", "up for", "received",
+                 "sent", "BFD")  # fmt: skip
+    for x in doc["bgp"]:
+        bgp.add_row(x["vrf"], x["neighbor"], x["afi"], _ok(x["state"] == "Established",
+                    x["state"]), x["uptime"], str(x["received"]), str(x["sent"]),
+                    x["bfd"] or "-")  # fmt: skip
+    adv = _table(f"Advertised ({doc['advertised_total']})", "VRF", "prefix", "OVN object")
+    for x in doc["advertised"][:ROWS]:
+        adv.add_row(x["vrf"], x["prefix"], x["source"])
+    _more(adv, doc["advertised_total"], min(ROWS, len(doc["advertised"])))
+    imp = _table(f"Imported ({doc['imported']['total']} rows)", "router", "table", "rows")
+    for x in doc["imported"]["routers"]:
+        imp.add_row(x["router"], str(x["table"] if x["table"] is not None else "-"),
+                    str(x["rows"]))  # fmt: skip
+    parts: list[RenderableType] = [head, conn, bgp, adv, imp]
+    if doc["rejected_total"]:
+        rej = _table(f"Rejected ({doc['rejected_total']})", "router", "prefix", "reason",
+                     "detail")  # fmt: skip
+        for x in doc["rejected"][:ROWS]:
+            rej.add_row(x["router"], x["prefix"], Text(x["reason"], style="yellow"), x["detail"])
+        _more(rej, doc["rejected_total"], min(ROWS, len(doc["rejected"])))
+        parts.append(rej)
+    if doc["intent_problems"]:
+        parts.append(Text("Ignored intent:\n  " + "\n  ".join(doc["intent_problems"]),
+                          style="yellow"))  # fmt: skip
+    return Group(*parts)
+
+
+def _ok(good: bool, text: str | None = None) -> Text:
+    return Text(text or ("up" if good else "down"), style="green" if good else "red")
+
+
+def trace_view(doc: dict[str, Any]) -> RenderableType:
+    if "error" in doc:
+        return Text(f"trace: {doc['error']}", style="red")
+    lines = doc["story"] or ["nothing known about this prefix (not advertised, not learned)"]
+    return Group(Text(doc["prefix"], style="bold"), *(Text(f"  {line}") for line in lines))
