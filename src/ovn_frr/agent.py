@@ -303,19 +303,20 @@ class Agent:
         return min(due)
 
     async def _watch_frr(self, stop: asyncio.Event) -> None:
-        """Detect that FRR lost ovn-frr's config (a restart) and have it applied again."""
+        """Every ``agent.frr_check_ms``: read the BGP sessions (with BFD) for status, and detect
+        that FRR lost ovn-frr's config (a restart: its BGP instances are gone) to apply it
+        again. ``show bgp vrfs json`` lists every instance, with or without neighbors."""
         interval = self.cfg.agent.frr_check_ms / 1000
         with_bfd = any(n.bfd_profile for n in self.cfg.bgp.neighbors)
-        first = True
         while not stop.is_set():
-            if not first:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), timeout=interval)
-            first = False
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), timeout=interval)
             if stop.is_set():
                 break
+            applied = self._applied_vrfs  # before asking: an apply may land meanwhile
             try:
-                data = await asyncio.to_thread(
+                instances = await asyncio.to_thread(self.vtysh.show_json, "show bgp vrfs json")
+                summary = await asyncio.to_thread(
                     self.vtysh.show_json, "show bgp vrf all summary json"
                 )
                 bfd = (await asyncio.to_thread(self.vtysh.show_json, "show bfd peers json")
@@ -324,11 +325,9 @@ class Agent:
                 self.state.frr_reachable = False
                 continue  # FRR is (re)starting: ask again next round
             self.state.frr_reachable = True
-            self.state.sessions = sessions(data, bfd)
-            if not self._applied_vrfs:
-                continue
-            lost = self._applied_vrfs - set(data)
-            if lost:
+            self.state.sessions = sessions(summary, bfd)
+            lost = applied - set(instances.get("vrfs", {}))
+            if lost and applied is self._applied_vrfs:
                 log.warning("frr_config_lost bgp_instances=%s (re-applying)", sorted(lost))
                 self.applier.forget()
                 self._applied_vrfs = frozenset()

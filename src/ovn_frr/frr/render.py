@@ -117,6 +117,9 @@ def render_bgp(b: BgpInstance) -> str:
         f" bgp router-id {b.router_id}",
         " no bgp default ipv4-unicast",
         " no bgp network import-check",
+        # ECMP over ToRs in different ASes (the usual leaf design): equal-length AS paths
+        # through different neighbor ASes are multipath
+        " bgp bestpath as-path multipath-relax",
     ]
     for n in b.neighbors:
         lines += _neighbor(n)

@@ -157,6 +157,8 @@ class Lab:
         )
         frr.start()
         self.frr[node.name] = frr
+        if node.bgp:
+            self._start_bfd(node.name)
         if node.chassis:
             assert self.ovn is not None
             ch = Chassis(
@@ -179,6 +181,29 @@ class Lab:
         )
         frr.start()
         self.frr[peer.name] = frr
+        self._start_bfd(peer.name)
+
+    def _start_bfd(self, member: str) -> None:
+        """BFD profile ``lab`` on every lab-rendered session of ``member`` (bfdd's config goes
+        through vtysh: the lab's config files are bgpd's and zebra's)."""
+        if self.spec.bfd is None:
+            return
+        interval, mult = self.spec.bfd
+        v6only = self.spec.ipv4_over_ipv6
+        lines = ["bfd", " profile lab", f"  transmit-interval {interval}",
+                 f"  receive-interval {interval}", f"  detect-multiplier {mult}", " exit", "exit",
+                 f"router bgp {self._asn(member)}"]  # fmt: skip
+        for la in self.links(member):
+            for addr in (la.peer_v6,) if v6only else (la.peer_v4, la.peer_v6):
+                lines.append(f" neighbor {addr} bfd profile lab")
+        lines.append("exit")
+        self.frr[member].apply("\n".join(lines) + "\n")
+
+    def _asn(self, member: str) -> int:
+        for p in self.spec.peers:
+            if p.name == member:
+                return p.asn
+        return self.spec.node(member).asn
 
     def _bgp_config(self, member: str, asn: int) -> list[str]:
         """eBGP to every linked member: one IPv4 session (ipv4 unicast) and one IPv6 session

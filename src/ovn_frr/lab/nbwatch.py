@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import threading
+import time
 from collections import Counter
 from types import TracebackType
 
@@ -22,6 +23,8 @@ class RouteMonitor:
         #: reached ``armed`` rows (see arm())
         self._armed: dict[str, int] = {}
         self.min_after_armed: dict[str, int] = {}
+        #: per prefix: when (time.monotonic()) an update last touched its rows
+        self.changed_at: dict[str, float] = {}
         self._lock = threading.Lock()
         self._initial = threading.Event()
         self._proc = subprocess.Popen(
@@ -42,8 +45,10 @@ class RouteMonitor:
                 update = json.loads(line)
             except json.JSONDecodeError:
                 continue
+            now = time.monotonic()
             with self._lock:
                 for row, action, prefix, nexthop in update.get("data", []):
+                    self.changed_at[prefix] = now
                     if action == "delete":
                         old = self.rows.pop(row, (prefix, nexthop))
                         self.deleted.append((row, *old))

@@ -61,6 +61,8 @@ class LabSpec:
     #: carries IPv4 and IPv6 unicast (IPv4 prefixes get IPv6 next hops); no IPv4 session.
     ipv4_over_ipv6: bool = False
     bgp_connect_retry: int = 1
+    #: BFD on lab-rendered sessions: (interval ms, detect multiplier); None: no BFD.
+    bfd: tuple[int, int] | None = None
 
     def validate(self) -> None:
         names = [n.name for n in self.nodes] + [p.name for p in self.peers]

@@ -1,0 +1,82 @@
+"""BFD: a dead ToR's routes leave OVN as soon as BFD declares it down (not at BGP hold time),
+ECMP shrinks to the healthy next hop without a moment with no row, and comes back."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from ovn_frr.lab import Lab, LabSpec, LinkSpec, NodeSpec, PeerSpec, wait_for
+from ovn_frr.lab.agent import AgentProcess
+from ovn_frr.lab.nbtopo import openshift_node
+from ovn_frr.lab.nbwatch import RouteMonitor
+from tests.e2e.conftest import FAST_SYNC
+
+SPEC = LabSpec(
+    nodes=(NodeSpec("node1", bgp=False),),
+    peers=(PeerSpec("tor1", 65001), PeerSpec("tor2", 65002)),
+    links=(LinkSpec("node1", "tor1"), LinkSpec("node1", "tor2")),
+    bgp_timers=(10, 30),  # BGP alone would notice a dead peer after 30 s
+    bfd=(100, 3),
+)
+#: the agent renders node1's BGP: both ToRs with BFD profile "fast" (100 ms x 3)
+CONFIG = (
+    "".join(
+        f'[[bgp.neighbors]]\naddress = "10.255.{i}.2"\nremote_as = {65001 + i}\nkeepalive = 10\n'
+        f'hold = 30\nbfd_profile = "fast"\n'
+        for i in (0, 1)
+    )
+    + "[bfd.profiles.fast]\nreceive_interval_ms = 100\ntransmit_interval_ms = 100\n"
+    + FAST_SYNC
+)
+TOR1 = ("10.255.0.2", "rtoe-GR_node1")
+TOR2 = ("10.255.1.2", "rtoe2-GR_node1")
+
+
+@pytest.fixture(scope="module")
+def bfd_lab() -> Iterator[tuple[Lab, AgentProcess]]:
+    with Lab(SPEC) as lab:
+        openshift_node(lab)
+        agent = AgentProcess.start(lab, "node1", CONFIG)
+        try:
+            for i in (0, 1):
+                lab.frr[f"tor{i + 1}"].wait_established([f"10.255.{i}.1"], timeout=60)
+            yield lab, agent
+        finally:
+            agent.stop()
+
+
+def bfd_peers(lab: Lab) -> dict[str, str]:
+    return {p["peer"]: p["status"] for p in lab.frr["node1"].show("show bfd peers json")}
+
+
+def test_bfd_down_withdraws_without_a_gap(bfd_lab: tuple[Lab, AgentProcess]) -> None:
+    lab, agent = bfd_lab
+    assert lab.ovn is not None
+    p = "203.0.113.0/24"
+    wait_for(lambda: bfd_peers(lab) == {"10.255.0.2": "up", "10.255.1.2": "up"}, timeout=30,
+             what="BFD up with both ToRs")  # fmt: skip
+    with RouteMonitor(lab.ovn.nb) as mon:
+        for tor in ("tor1", "tor2"):
+            lab.announcer(tor).announce([p])
+        wait_for(lambda: mon.nexthops(p) == {TOR1[0], TOR2[0]}, timeout=30, what="ECMP rows")
+        mon.arm(p, 2)
+        lab.cut("node1", "tor2")
+        try:
+            wait_for(lambda: mon.nexthops(p) == {TOR1[0]}, timeout=20, what="tor2's row gone")
+            # it was BFD, not the 30 s hold timer: FRR says so
+            assert bfd_peers(lab)["10.255.1.2"] == "down"
+            neighbor = lab.frr["node1"].show("show bgp neighbors 10.255.1.2 json")["10.255.1.2"]
+            last = {k: v for k, v in neighbor.items() if k.startswith("last")}
+            assert "BFD" in str(last), last
+            want = {("10.255.0.2", "up"), ("10.255.1.2", "down")}
+            wait_for(lambda: want <= {(x["neighbor"], x["bfd"]) for x in agent.status()["bgp"]},
+                     timeout=10, what="status shows tor2's BFD down")  # fmt: skip
+        finally:
+            lab.restore("node1", "tor2")
+        wait_for(lambda: mon.nexthops(p) == {TOR1[0], TOR2[0]}, timeout=60, what="ECMP back")
+        assert mon.min_after_armed[p] >= 1, "the prefix had no row at some point"
+        for tor in ("tor1", "tor2"):
+            lab.announcer(tor).withdraw([p])
+        wait_for(lambda: mon.count(p) == 0, timeout=30, what="withdrawn")
