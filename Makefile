@@ -21,7 +21,7 @@ lint:
 	$(VENV)/bin/mypy
 
 demo: setup
-	$(VENV)/bin/ovn-frr lab up --hold
+	$(VENV)/bin/ovn-frr demo
 
 clean-labs:
 	$(VENV)/bin/ovn-frr lab down --all

@@ -157,17 +157,19 @@ def bulk(lab: Lab, cfg_text: str, n: int) -> dict[str, float]:
     ours_del = time.monotonic() - t0
     without_n = node1.vtysh.running_config()
     theirs_add = frr_reload(lab, with_n)
-    count = node1.vtysh.running_config().count("\n  network ")
-    assert count >= n, f"frr-reload.py left {count} networks, not {n}"
+    added = node1.vtysh.running_config().count("\n  network ")
+    print(f"frr-reload.py added {added} of {n} in {theirs_add:.1f} s", file=sys.stderr)
     theirs_del = frr_reload(lab, without_n)
-    count = node1.vtysh.running_config().count("\n  network ")
-    assert count == 0, f"frr-reload.py left {count} networks"
+    left = node1.vtysh.running_config().count("\n  network ")
+    print(f"frr-reload.py withdrew {added - left} in {theirs_del:.1f} s", file=sys.stderr)
     return {
         "prefixes": n,
         "ovn_frr_add_s": round(ours_add, 2), "frr_reload_add_s": round(theirs_add, 2),
         "add_ratio": round(theirs_add / ours_add, 1),
         "ovn_frr_withdraw_s": round(ours_del, 2), "frr_reload_withdraw_s": round(theirs_del, 2),
         "withdraw_ratio": round(theirs_del / ours_del, 1),
+        # what one frr-reload.py run left undone (it is not always one-shot at this size)
+        "frr_reload_missed_add": n - added, "frr_reload_missed_withdraw": left,
     }  # fmt: skip
 
 

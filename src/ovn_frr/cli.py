@@ -15,7 +15,7 @@ from types import FrameType
 from typing import Any
 
 import click
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.live import Live
 from rich.table import Table
 
@@ -24,11 +24,13 @@ from ovn_frr.agent import Agent, StartError
 from ovn_frr.frr.vtysh import Vtysh, VtyshError
 from ovn_frr.kernel.netns import listening_socket
 from ovn_frr.lab import Lab, LabError, demo_spec, destroy, list_labs, minimal_spec
+from ovn_frr.lab.demo import TORS, Demo
+from ovn_frr.lab.demo import summary as demo_summary
 from ovn_frr.ovn.db import OvnError, set_ssl
 from ovn_frr.ovn.local import local_chassis
 from ovn_frr.ovn.routes import nb_connection, sb_connection
 from ovn_frr.status import ask
-from ovn_frr.status_view import status_view, trace_view
+from ovn_frr.status_view import demo_view, status_view, trace_view
 from ovn_frr.versions import detect
 
 err = Console(stderr=True, highlight=False)
@@ -171,6 +173,58 @@ def trace(prefix: str, socket_path: str | None, config_file: str | None, as_json
         out.print(trace_view(doc))
     if "error" in doc:
         sys.exit(1)
+
+
+@main.command()
+@click.option("--name", default="demo", show_default=True, help="Lab name ([a-z][a-z0-9]*).")
+@click.option("--duration", type=float, default=None, metavar="SECONDS",
+              help="Tear down after this long (default: on Ctrl-C).")  # fmt: skip
+@click.option("--check", is_flag=True,
+              help="No live view: wait until routes flow both ways, print a JSON summary, "
+              "tear down; exit 1 if they did not within --timeout.")  # fmt: skip
+@click.option("--timeout", type=float, default=120.0, show_default=True)
+def demo(name: str, duration: float | None, check: bool, timeout: float) -> None:
+    """Lab + OpenShift-shaped OVN + ovn-frr: routes flowing both ways, live (needs root)."""
+    the_demo = Demo(name)
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    ok = False
+    try:
+        with err.status("bringing up the demo lab (OVN, node1 with FRR + ovn-frr, tor1, tor2)"):
+            the_demo.up()
+        announced, expected = the_demo.expected()
+        deadline = time.monotonic() + (timeout if check else duration or float("inf"))
+        if check:
+            snap = the_demo.snapshot()
+            while not the_demo.converged(snap) and time.monotonic() < deadline:
+                if stop.wait(0.5):
+                    break
+                snap = the_demo.snapshot()
+            ok = the_demo.converged(snap)
+            click.echo(demo_summary(the_demo, snap))
+        else:
+
+            def view() -> RenderableType:
+                snap = the_demo.snapshot()
+                return demo_view(snap.at_tors, snap.imported, snap.status, announced, expected,
+                                 TORS)  # fmt: skip
+
+            out.print(f"lab {the_demo.lab.name}: Ctrl-C tears everything down")
+            with Live(view(), console=out, auto_refresh=False) as live:
+                while not stop.wait(1.0) and time.monotonic() < deadline:
+                    live.update(view(), refresh=True)
+            ok = True
+    except LabError as exc:
+        err.print(f"[red]demo failed:[/] {exc}")
+    finally:
+        with err.status("tearing down the demo lab"):
+            the_demo.down()
+    sys.exit(0 if ok else 1)
 
 
 # --- lab ----------------------------------------------------------------------------------------

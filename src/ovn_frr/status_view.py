@@ -83,3 +83,33 @@ def trace_view(doc: dict[str, Any]) -> RenderableType:
         return Text(f"trace: {doc['error']}", style="red")
     lines = doc["story"] or ["nothing known about this prefix (not advertised, not learned)"]
     return Group(Text(doc["prefix"], style="bold"), *(Text(f"  {line}") for line in lines))
+
+
+def demo_view(
+    at_tors: dict[str, list[str]],
+    imported: dict[str, list[str]],
+    status: dict[str, Any],
+    announced: set[str],
+    expected: dict[str, set[str]],
+    tors: tuple[str, ...],
+) -> RenderableType:
+    """Both directions of the demo, expected against seen."""
+    sources = {x["prefix"]: x["source"] for x in status.get("advertised", [])}
+    out = _table("OVN -> ovn-frr -> FRR -> ToRs", "prefix", "OVN object", *tors)
+    for p in sorted(announced):
+        out.add_row(p, sources.get(p, "-"), *(_ok(t in at_tors.get(p, ()), "yes" if t in
+                    at_tors.get(p, ()) else "no") for t in tors))  # fmt: skip
+    inn = _table("ToRs -> FRR -> FPM -> ovn-frr -> OVN GR_node1", "prefix", "expected next hops",
+                 "rows in OVN NB")  # fmt: skip
+    for p, hops in sorted(expected.items()):
+        got = set(imported.get(p, ()))
+        inn.add_row(p, ", ".join(sorted(hops)), _ok(got == hops, ", ".join(sorted(got)) or "none"))
+    sessions = _table("node1 BGP sessions", "neighbor", "state", "BFD", "received", "sent")
+    for x in status.get("bgp", []):
+        sessions.add_row(x["neighbor"], _ok(x["state"] == "Established", x["state"]),
+                         x["bfd"] or "-", str(x["received"]), str(x["sent"]))  # fmt: skip
+    problems = status.get("agent", {}).get("problems", [status.get("error", "")])
+    head = Text.assemble(("ovn-frr demo", "bold"), "  agent: ",
+                         ("healthy" if not problems else "; ".join(problems),
+                          "green" if not problems else "yellow"))  # fmt: skip
+    return Group(head, out, inn, sessions)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -95,6 +96,19 @@ class OvnCentral:
         if any(isinstance(r, dict) and "error" in r for r in results):
             raise LabError(f"transact on {remote}: {results}")
         return results
+
+    def owned_routes(self, router: str, chassis: str) -> dict[str, set[str]]:
+        """prefix -> next hops of the static routes on ``router`` that ovn-frr wrote for
+        ``chassis`` (``external_ids:ovn-frr:chassis``)."""
+        rows = self.nbctl("--format=json", "--columns=_uuid,ip_prefix,nexthop,external_ids",
+                          "list", "Logical_Router_Static_Route")  # fmt: skip
+        linked = set(self.nbctl("--bare", "--columns=static_routes", "list", "Logical_Router",
+                                router).split())  # fmt: skip
+        out: dict[str, set[str]] = {}
+        for uuid, prefix, nexthop, ext in json.loads(rows)["data"]:
+            if uuid[1] in linked and ["ovn-frr:chassis", chassis] in ext[1]:
+                out.setdefault(prefix, set()).add(nexthop)
+        return out
 
     def sbctl(self, *args: str) -> str:
         return run(["ovn-sbctl", "--no-leader-only", f"--db={self.sb}", *args]).strip()

@@ -1,0 +1,112 @@
+"""The demo: routes flowing both ways between OVN and two ToRs, through FRR and ovn-frr.
+
+A lab with OVN central, node1 (FRR + OVS + ovn-controller, and the ovn-frr agent as a real
+process) and tor1/tor2 with BFD; an OpenShift-shaped NB whose intent announces the node's
+EgressIP/SNAT IPs (``nat`` on GR_node1) and its pods (``connected-as-host`` on
+ovn_cluster_router); the ToRs announce prefixes (one of them from both: ECMP) that the agent
+imports into GR_node1. ``snapshot()`` reads both directions; ``converged()`` says whether
+everything expected arrived.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from ovn_frr.lab.agent import AgentProcess
+from ovn_frr.lab.lab import DEFAULT_BASE, Lab
+from ovn_frr.lab.nbtopo import OpenShiftNode, openshift_node
+from ovn_frr.lab.spec import demo_spec
+from ovn_frr.status import ask
+
+TORS = ("tor1", "tor2")
+#: what each ToR announces; 203.0.113.0/24 from both (two rows in OVN: ECMP)
+TOR_PREFIXES = {"tor1": ("198.51.100.0/24", "203.0.113.0/24"),
+                "tor2": ("203.0.113.0/24", "198.18.10.0/24")}  # fmt: skip
+AGENT_CONFIG = "".join(
+    f'[[bgp.neighbors]]\naddress = "10.255.{i}.2"\nremote_as = {65001 + i}\nkeepalive = 3\n'
+    f'hold = 9\nbfd_profile = "tor"\n'
+    for i in range(len(TORS))
+) + (
+    "[bfd.profiles.tor]\nreceive_interval_ms = 100\ntransmit_interval_ms = 100\n"
+    "[import]\nreplay_hold_ms = 2000\n"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    #: prefix -> the ToRs whose BGP table has it from node1
+    at_tors: dict[str, list[str]]
+    #: prefix -> next hops of the rows ovn-frr wrote on GR_node1
+    imported: dict[str, list[str]]
+    status: dict[str, Any]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"at_tors": self.at_tors, "imported": self.imported,
+                "status": self.status}  # fmt: skip
+
+
+class Demo:
+    def __init__(self, name: str | None = None, base: Path = DEFAULT_BASE) -> None:
+        self.lab = Lab(replace(demo_spec(), bfd=(100, 3)), name=name, base=base)
+        self.topo: OpenShiftNode | None = None
+        self.agent: AgentProcess | None = None
+
+    def up(self) -> None:
+        """Build everything (on failure, the caller's down() removes what was made)."""
+        lab = self.lab
+        lab.up()
+        assert lab.ovn is not None
+        self.topo = topo = openshift_node(lab)
+        nb = lab.ovn.nbctl
+        nb("set", "Logical_Router", topo.gr, "options:dynamic-routing-redistribute=nat")
+        nb("set", "Logical_Router", "ovn_cluster_router", "options:dynamic-routing=true",
+           "options:dynamic-routing-redistribute=connected-as-host")  # fmt: skip
+        self.agent = AgentProcess.start(lab, "node1", AGENT_CONFIG)
+        for tor, prefixes in TOR_PREFIXES.items():
+            lab.announcer(tor).announce(prefixes)
+
+    def expected(self) -> tuple[set[str], dict[str, set[str]]]:
+        """(prefixes the ToRs should get from node1, prefix -> next hops expected in OVN)."""
+        assert self.topo is not None
+        announced = {f"{self.topo.egress_ip}/32", f"{self.lab.link('node1', 'tor1').v4.ip}/32"}
+        announced |= {f"{ip}/32" for ip in self.topo.pods.values()}
+        imported: dict[str, set[str]] = {}
+        for tor, prefixes in TOR_PREFIXES.items():
+            for p in prefixes:
+                imported.setdefault(p, set()).add(str(self.lab.link("node1", tor).peer_v4))
+        return announced, imported
+
+    def snapshot(self) -> Snapshot:
+        assert self.lab.ovn is not None and self.agent is not None
+        at_tors: dict[str, list[str]] = {}
+        for tor in TORS:
+            for prefix in self.lab.frr[tor].bgp_prefixes():
+                at_tors.setdefault(prefix, []).append(tor)
+        routes = self.lab.ovn.owned_routes("GR_node1", "node1")
+        try:
+            status = ask(self.agent.socket, "status", timeout=5)
+        except (OSError, ValueError) as exc:
+            status = {"error": str(exc)}
+        return Snapshot(at_tors, {p: sorted(nh) for p, nh in routes.items()}, status)
+
+    def converged(self, snap: Snapshot) -> bool:
+        announced, imported = self.expected()
+        both = all(set(snap.at_tors.get(p, ())) >= set(TORS) for p in announced)
+        return both and {p: set(v) for p, v in snap.imported.items()} == imported
+
+    def down(self) -> None:
+        if self.agent is not None:
+            self.agent.stop()
+        self.lab.down()
+
+
+def summary(demo: Demo, snap: Snapshot) -> str:
+    announced, imported = demo.expected()
+    return json.dumps({
+        "converged": demo.converged(snap),
+        "ovn_to_tors": {p: snap.at_tors.get(p, []) for p in sorted(announced)},
+        "tors_to_ovn": {p: snap.imported.get(p, []) for p in sorted(imported)},
+    })  # fmt: skip

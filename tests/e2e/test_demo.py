@@ -1,0 +1,28 @@
+"""The README's demo, run non-interactively: routes flow both ways, then everything is gone."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import uuid
+
+from ovn_frr.lab.proc import netns_list
+
+
+def test_demo_check_both_directions_and_teardown() -> None:
+    name = f"dm{uuid.uuid4().hex[:6]}"
+    res = subprocess.run(
+        [sys.executable, "-m", "ovn_frr", "demo", "--name", name, "--check", "--timeout", "120"],
+        capture_output=True, text=True, timeout=400, check=False,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stdout + res.stderr
+    summary = json.loads(res.stdout.strip().splitlines()[-1])
+    assert summary["converged"]
+    # OVN -> ToRs: the EgressIP, the node's SNAT IP and the pods, at both ToRs
+    assert "172.20.0.10/32" in summary["ovn_to_tors"]
+    assert all(sorted(tors) == ["tor1", "tor2"] for tors in summary["ovn_to_tors"].values())
+    # ToRs -> OVN: each ToR's prefixes on GR_node1, ECMP for the one both announce
+    assert sorted(summary["tors_to_ovn"]["203.0.113.0/24"]) == ["10.255.0.2", "10.255.1.2"]
+    assert summary["tors_to_ovn"]["198.51.100.0/24"] == ["10.255.0.2"]
+    assert not [ns for ns in netns_list() if ns.startswith(name)]
