@@ -231,7 +231,7 @@ def test_a_failing_apply_keeps_the_last_good_config_and_is_retried(
     try:
         wait_for(lambda: "frr_apply_failed" in agent.output(), timeout=30, what="apply failed")
         failed = next(x for x in agent.output().splitlines() if "frr_apply_failed" in x)
-        assert "router bgp 64512 vrf blue" in failed  # FRR's complaint, with the line
+        assert "line: router bgp 64512 vrf blue" in failed  # the line FRR rejected
         running = node1.vtysh.running_config()
         assert "router bgp 65099 vrf blue" in running  # the operator's instance untouched
         assert "router bgp 64512 vrf blue" not in running

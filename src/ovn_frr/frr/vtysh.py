@@ -8,6 +8,7 @@ that is not running are dropped silently, so callers verify against ``show runni
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import tempfile
 from collections.abc import Callable, Sequence
@@ -40,13 +41,20 @@ def run_subprocess(argv: Sequence[str], timeout: float = 120.0) -> Result:
     return Result(p.returncode, p.stdout, p.stderr)
 
 
+#: "line N: ..." as vtysh -f reports a line a daemon rejected
+LINE_ERROR = re.compile(r"line \d+: ")
+#: vtysh -f's own end marker, rejected by zebra whenever a batch failed: noise
+NOISE = "XFRR_end_configuration"
+
+
 def config_errors(output: str) -> list[str]:
-    """The lines of vtysh output that report a rejected command."""
+    """The lines of vtysh output that report a rejected command: vtysh -f prints
+    "line N: % Unknown command[...]" or "line N: Failure to communicate[13] to bgpd, line: ...";
+    -c prints "% ..." directly."""
     errors = []
     for line in output.splitlines():
         text = line.strip()
-        # vtysh -f prints "line N: % Unknown command[...]"; -c prints "% ..." directly.
-        if text.startswith("%") or (text.startswith("line ") and ": %" in text):
+        if (text.startswith("%") or LINE_ERROR.match(text)) and NOISE not in text:
             errors.append(text)
     return errors
 
@@ -90,7 +98,11 @@ class Vtysh:
             res = self.run(self._argv("-f", f.name))
         errors = config_errors(res.stdout) + config_errors(res.stderr)
         if res.returncode != 0 or errors:
-            detail = "; ".join(errors[:5]) or (res.stderr or res.stdout).strip()[:500]
+            # the daemon's own words (e.g. "BGP is already running; AS is 65099") come on
+            # stdout without any marker: they explain the first rejected line
+            said = [t for x in res.stdout.splitlines() if (t := x.strip())
+                    and not t.startswith("%") and not LINE_ERROR.match(t)]  # fmt: skip
+            detail = "; ".join([*said[:2], *errors[:5]]) or (res.stderr or res.stdout).strip()[:500]
             more = f" (+{len(errors) - 5} more)" if len(errors) > 5 else ""
             raise VtyshError(f"vtysh -f rejected the batch: {detail}{more}", errors)
 
