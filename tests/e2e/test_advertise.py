@@ -337,3 +337,25 @@ def test_status_trace_and_metrics(adv: tuple[Lab, OpenShiftNode, AgentProcess]) 
         lab.ovn.nbctl(
             "remove", "Logical_Router", topo.gr, "options", "dynamic-routing-redistribute"
         )
+
+
+def test_connected_and_lb_exactly(adv: tuple[Lab, OpenShiftNode, AgentProcess]) -> None:
+    """GR_node1 with connected,lb and a service load balancer: tor1 holds exactly the GR's
+    IPv4 port networks and the VIP; deleting the balancer withdraws the VIP."""
+    lab, topo, _agent = adv
+    assert lab.ovn is not None
+    nb = lab.ovn.nbctl
+    nb("lb-add", "svc-dns", "10.96.0.10:53", "10.244.1.5:5353", "udp")
+    nb("lr-lb-add", topo.gr, "svc-dns")
+    nb("set", "Logical_Router", topo.gr, "options:dynamic-routing-redistribute=connected,lb")
+    want = {"100.64.0.0/16", "10.255.0.0/24", "10.96.0.10/32"}
+    try:
+        wait_for(lambda: tor1(lab) == want, timeout=30, what="exactly the GR's networks + VIP")
+        # (the uplink's IPv6 network goes to IPv6 sessions; this neighbor is IPv4 unicast only)
+        assert not lab.frr["tor1"].bgp_prefixes("ipv6")
+        nb("lb-del", "svc-dns")
+        wait_for(lambda: tor1(lab) == want - {"10.96.0.10/32"}, timeout=30, what="VIP withdrawn")
+    finally:
+        nb("--if-exists", "lb-del", "svc-dns")
+        nb("remove", "Logical_Router", topo.gr, "options", "dynamic-routing-redistribute")
+    wait_for(lambda: not tor1(lab), timeout=30, what="all withdrawn")

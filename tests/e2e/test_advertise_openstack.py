@@ -66,6 +66,7 @@ def test_each_class_from_the_right_chassis(osp: tuple[Lab, OpenStackRouter]) -> 
        "options:dynamic-routing-redistribute=connected,connected-as-host,nat,lb",
        "options:dynamic-routing-redistribute-local-only=true")  # fmt: skip
     wait_for(lambda: here <= tor1(lab), timeout=30, what="node1's share at tor1")
+    assert tor1(lab) == here  # exactly: nothing of the VMs served by node2
     assert not elsewhere & tor1(lab)
 
     # the gateway fails over to node2: only vm0's distributed FIP and vm0 stay here
