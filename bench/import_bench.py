@@ -102,8 +102,9 @@ def run(n: int) -> dict[str, float]:
                                timeout=max(120, n / 500))  # fmt: skip
                 wz, wn = wz + withdraw_cmd, wn + withdraw_cmd
             rss = peak_rss_mb(agent.proc.pid)
-            passes = [line for line in agent.output().splitlines() if "ovn_routes_written" in line]
-            print(f"n={n}: {len(passes)} write passes", *passes[-6:], sep="\n  ", file=sys.stderr)
+            passes = [line for line in agent.output().splitlines()
+                      if "ovn_routes_written" in line and "added=0 " not in line]  # fmt: skip
+            print(f"n={n}: {len(passes)} write passes", *passes[-14:], sep="\n  ", file=sys.stderr)
         finally:
             agent.stop()
     return {

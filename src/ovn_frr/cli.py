@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import json
 import logging
 import signal
@@ -91,6 +92,12 @@ def run(config_file: str) -> None:
         sb_connection(cfg.ovn.sb, chassis),
         sock,
     )
+
+    # The agent holds ~10 objects per imported route that live as long as the route, and each
+    # pass allocates a few per route: with CPython's default thresholds (700, 10, 10) the
+    # collector scanning them was half of a pass over 100k unchanged routes (0.65 s -> 0.30 s
+    # measured with these). Reference counting still frees everything acyclic at once.
+    gc.set_threshold(100_000, 50, 100)
 
     async def main() -> None:
         stop = asyncio.Event()
