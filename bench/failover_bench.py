@@ -18,61 +18,22 @@ import argparse
 import json
 import signal
 import statistics
-import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
-from ovn_frr.lab import Lab, LabSpec, LinkSpec, NodeSpec, PeerSpec, wait_for
-from ovn_frr.lab.agent import AgentProcess
+from ovn_frr.lab import Lab, NodeSpec, demo_spec, wait_for
+from ovn_frr.lab.agent import AgentProcess, neighbors_config
+from ovn_frr.lab.kernelwatch import KernelRoutes
 from ovn_frr.lab.nbtopo import openshift_node
 from ovn_frr.lab.nbwatch import RouteMonitor
 
-SPEC = LabSpec(
-    nodes=(NodeSpec("node1", bgp=False),),
-    peers=(PeerSpec("tor1", 65001), PeerSpec("tor2", 65002)),
-    links=(LinkSpec("node1", "tor1"), LinkSpec("node1", "tor2")),
-    bgp_timers=(10, 30),
-    bfd=(100, 3),
-)
-CONFIG = (
-    "".join(
-        f'[[bgp.neighbors]]\naddress = "10.255.{i}.2"\nremote_as = {65001 + i}\nkeepalive = 10\n'
-        f'hold = 30\nbfd_profile = "fast"\n'
-        for i in (0, 1)
-    )
-    + "[bfd.profiles.fast]\nreceive_interval_ms = 100\ntransmit_interval_ms = 100\n"
-)
+#: node1 (BGP rendered by the agent) and two ToRs; BGP hold 30 s: only BFD can be this fast
+SPEC = replace(demo_spec(), nodes=(NodeSpec("node1", bgp=False),), bgp_timers=(10, 30),
+               bfd=(100, 3))  # fmt: skip
 PREFIX = "203.0.113.0/24"
 TOR1, TOR2 = "10.255.0.2", "10.255.1.2"
-
-
-class KernelEvents:
-    """Times of ``ip monitor route`` lines in a namespace that mention ``needle``."""
-
-    def __init__(self, netns: str, needle: str) -> None:
-        self.needle = needle
-        self.times: list[float] = []
-        self._lock = threading.Lock()
-        self._proc = subprocess.Popen(["ip", "-n", netns, "monitor", "route"],
-                                      stdout=subprocess.PIPE, text=True)  # fmt: skip
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self._proc.stdout is not None
-        for line in self._proc.stdout:
-            if self.needle in line:
-                with self._lock:
-                    self.times.append(time.monotonic())
-
-    def first_after(self, t0: float) -> float | None:
-        with self._lock:
-            return next((t for t in self.times if t >= t0), None)
-
-    def close(self) -> None:
-        self._proc.terminate()
-        self._proc.wait()
 
 
 def bfd_up(lab: Lab) -> bool:
@@ -95,8 +56,8 @@ def main() -> None:
     with Lab(SPEC) as lab:
         assert lab.ovn is not None
         openshift_node(lab)
-        agent = AgentProcess.start(lab, "node1", CONFIG)
-        kernel = KernelEvents(lab.netns("node1"), PREFIX.split("/", maxsplit=1)[0])
+        agent = AgentProcess.start(lab, "node1", neighbors_config(lab, "node1", 10, 30, 100))
+        kernel = KernelRoutes(lab.netns("node1"))
         try:
             for tor in ("tor1", "tor2"):
                 lab.announcer(tor).announce([PREFIX])
@@ -115,8 +76,7 @@ def main() -> None:
                     wait_for(lambda: mon.nexthops(PREFIX) == {TOR1}, timeout=30,
                              what="tor2's row gone", interval=0.005)  # fmt: skip
                     t_nb = mon.changed_at[PREFIX]
-                    t_k = wait_for(lambda t0=t0: kernel.first_after(t0), timeout=5,  # type: ignore[misc]
-                                   what="zebra's update in the kernel")  # fmt: skip
+                    t_k = kernel.wait(PREFIX, after=t0, timeout=5)
                     lab.restore("node1", "tor2")
                     frr.append(t_k - t0)
                     e2e.append(t_nb - t0)

@@ -4,32 +4,19 @@ ECMP shrinks to the healthy next hop without a moment with no row, and comes bac
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 
-from ovn_frr.lab import Lab, LabSpec, LinkSpec, NodeSpec, PeerSpec, wait_for
-from ovn_frr.lab.agent import AgentProcess
+from ovn_frr.lab import Lab, NodeSpec, demo_spec, wait_for
+from ovn_frr.lab.agent import AgentProcess, neighbors_config
 from ovn_frr.lab.nbtopo import openshift_node
 from ovn_frr.lab.nbwatch import RouteMonitor
 from tests.e2e.conftest import FAST_SYNC
 
-SPEC = LabSpec(
-    nodes=(NodeSpec("node1", bgp=False),),
-    peers=(PeerSpec("tor1", 65001), PeerSpec("tor2", 65002)),
-    links=(LinkSpec("node1", "tor1"), LinkSpec("node1", "tor2")),
-    bgp_timers=(10, 30),  # BGP alone would notice a dead peer after 30 s
-    bfd=(100, 3),
-)
-#: the agent renders node1's BGP: both ToRs with BFD profile "fast" (100 ms x 3)
-CONFIG = (
-    "".join(
-        f'[[bgp.neighbors]]\naddress = "10.255.{i}.2"\nremote_as = {65001 + i}\nkeepalive = 10\n'
-        f'hold = 30\nbfd_profile = "fast"\n'
-        for i in (0, 1)
-    )
-    + "[bfd.profiles.fast]\nreceive_interval_ms = 100\ntransmit_interval_ms = 100\n"
-    + FAST_SYNC
-)
+#: node1's BGP rendered by the agent; BGP alone would notice a dead peer after 30 s
+SPEC = replace(demo_spec(), nodes=(NodeSpec("node1", bgp=False),), bgp_timers=(10, 30),
+               bfd=(100, 3))  # fmt: skip
 TOR1 = ("10.255.0.2", "rtoe-GR_node1")
 TOR2 = ("10.255.1.2", "rtoe2-GR_node1")
 
@@ -38,7 +25,9 @@ TOR2 = ("10.255.1.2", "rtoe2-GR_node1")
 def bfd_lab() -> Iterator[tuple[Lab, AgentProcess]]:
     with Lab(SPEC) as lab:
         openshift_node(lab)
-        agent = AgentProcess.start(lab, "node1", CONFIG)
+        # both ToRs with BFD (100 ms x 3)
+        config = neighbors_config(lab, "node1", keepalive=10, hold=30, bfd_ms=100) + FAST_SYNC
+        agent = AgentProcess.start(lab, "node1", config)
         try:
             for i in (0, 1):
                 lab.frr[f"tor{i + 1}"].wait_established([f"10.255.{i}.1"], timeout=60)

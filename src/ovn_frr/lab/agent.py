@@ -13,6 +13,25 @@ from ovn_frr.lab.lab import Lab
 from ovn_frr.status import ask
 
 
+def neighbors_config(
+    lab: Lab, node: str, keepalive: int = 3, hold: int = 9, bfd_ms: int | None = None
+) -> str:
+    """Node config for BGP to every peer linked to ``node`` (IPv4 sessions), with BFD profile
+    ``tor`` (``bfd_ms`` x 3) when given."""
+    asn = {p.name: p.asn for p in lab.spec.peers}
+    out = []
+    for la in lab.links(node):
+        if la.remote not in asn:
+            continue
+        out.append(f'[[bgp.neighbors]]\naddress = "{la.peer_v4}"\nremote_as = {asn[la.remote]}\n'
+                   f"keepalive = {keepalive}\nhold = {hold}\n"
+                   + ('bfd_profile = "tor"\n' if bfd_ms else ""))  # fmt: skip
+    if bfd_ms:
+        out.append(f"[bfd.profiles.tor]\nreceive_interval_ms = {bfd_ms}\n"
+                   f"transmit_interval_ms = {bfd_ms}\n")  # fmt: skip
+    return "".join(out)
+
+
 def status_socket(lab: Lab, node: str) -> Path:
     return lab.rundir / node / "ovn-frr.sock"
 

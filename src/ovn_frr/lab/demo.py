@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ovn_frr.lab.agent import AgentProcess
+from ovn_frr.lab.agent import AgentProcess, neighbors_config
 from ovn_frr.lab.lab import DEFAULT_BASE, Lab
 from ovn_frr.lab.nbtopo import OpenShiftNode, openshift_node
 from ovn_frr.lab.spec import demo_spec
@@ -25,14 +25,8 @@ TORS = ("tor1", "tor2")
 #: what each ToR announces; 203.0.113.0/24 from both (two rows in OVN: ECMP)
 TOR_PREFIXES = {"tor1": ("198.51.100.0/24", "203.0.113.0/24"),
                 "tor2": ("203.0.113.0/24", "198.18.10.0/24")}  # fmt: skip
-AGENT_CONFIG = "".join(
-    f'[[bgp.neighbors]]\naddress = "10.255.{i}.2"\nremote_as = {65001 + i}\nkeepalive = 3\n'
-    f'hold = 9\nbfd_profile = "tor"\n'
-    for i in range(len(TORS))
-) + (
-    "[bfd.profiles.tor]\nreceive_interval_ms = 100\ntransmit_interval_ms = 100\n"
-    "[import]\nreplay_hold_ms = 2000\n"
-)
+#: a fresh lab has nothing to adopt: no need to hold deletes for an FRR restart's replay
+FAST_SYNC = "[import]\nreplay_hold_ms = 2000\n"
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +58,8 @@ class Demo:
         nb("set", "Logical_Router", topo.gr, "options:dynamic-routing-redistribute=nat")
         nb("set", "Logical_Router", "ovn_cluster_router", "options:dynamic-routing=true",
            "options:dynamic-routing-redistribute=connected-as-host")  # fmt: skip
-        self.agent = AgentProcess.start(lab, "node1", AGENT_CONFIG)
+        config = neighbors_config(lab, "node1", bfd_ms=100) + FAST_SYNC
+        self.agent = AgentProcess.start(lab, "node1", config)
         for tor, prefixes in TOR_PREFIXES.items():
             lab.announcer(tor).announce(prefixes)
 
