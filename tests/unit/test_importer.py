@@ -224,3 +224,24 @@ def test_decision_cache_gives_the_same_plan_and_follows_changes() -> None:
     freed = {k: v for k, v in OWNED.items() if str(k) not in ("10.244.1.5/32", "10.244.1.0/24")}
     again = plan_import(OvnSnapshot((GR,), freed), snap, ImportPolicy(), cache)
     assert {r.prefix for r in again.routes} == {"198.51.100.0/24", "10.244.1.5/32"}
+
+
+def test_decision_cache_follows_route_changes_and_removals() -> None:
+    cache = DecisionCache()
+    ovn = OvnSnapshot((GR,), OWNED)
+    both = rib(("198.51.100.0/24", (Hop(TOR1, 2),)), ("203.0.113.0/24", (Hop(TOR1, 2),)))
+    assert len(plan_import(ovn, both, ImportPolicy(), cache).routes) == 2
+    # the same prefix with another next hop (a new RibRoute object): decided again
+    moved = rib(("198.51.100.0/24", (Hop(TOR2, 3),)), ("203.0.113.0/24", (Hop(TOR1, 2),)))
+    plan = plan_import(ovn, moved, ImportPolicy(), cache)
+    assert {(r.prefix, r.nexthop) for r in plan.routes} == {
+        ("198.51.100.0/24", "10.255.1.2"), ("203.0.113.0/24", "10.255.0.2")}  # fmt: skip
+    # a prefix leaves the table: gone from the plan, and from the memo
+    one = rib(("203.0.113.0/24", (Hop(TOR1, 2),)))
+    assert {r.prefix for r in plan_import(ovn, one, ImportPolicy(), cache).routes} == {
+        "203.0.113.0/24"}  # fmt: skip
+    assert plan_import(ovn, one, ImportPolicy(), cache) == plan_import(ovn, one, ImportPolicy())
+    # a router that stops learning here leaves no memo behind
+    off = OvnSnapshot((Router(GR.name, {}, GR.ports, True, GR.uuid),), OWNED)
+    assert not plan_import(off, one, ImportPolicy(), cache).routes
+    assert plan_import(ovn, one, ImportPolicy(), cache) == plan_import(ovn, one, ImportPolicy())

@@ -113,8 +113,8 @@ class ImportConfig(_Model):
 class AgentConfig(_Model):
     #: Minimum spacing of reconcile passes during bursts (a lone change is not delayed).
     debounce_ms: Annotated[int, Field(ge=0, le=10000)] = 50
-    #: How often FRR is asked whether it still has ovn-frr's BGP instances (a restarted FRR
-    #: lost them: everything is applied again). One vtysh call, ~50 ms.
+    #: How often FRR is asked for its BGP instances (a restarted FRR lost ovn-frr's: everything
+    #: is applied again), sessions and BFD peers (status, metrics). Two or three vtysh calls.
     frr_check_ms: Annotated[int, Field(ge=100, le=60000)] = 1000
     #: The unix socket ``ovn-frr status`` and ``ovn-frr trace`` ask.
     status_socket: Annotated[str, Field(min_length=1)] = "/run/ovn-frr/status.sock"

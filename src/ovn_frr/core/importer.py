@@ -106,18 +106,20 @@ def _contains(port: RouterPort, addr: Address) -> bool:
     return any(n.version == addr.version and addr in n.network for n in port.networks)
 
 
-Decision = list[DesiredRoute] | Rejection
+Decision = tuple[DesiredRoute, ...] | Rejection
 
 
-Memo = dict[int, tuple[RibRoute, Decision]]
+#: per router: prefix -> (the RibRoute decided on, the decision)
+Memo = dict[Network, tuple[RibRoute, Decision]]
 
 
 class DecisionCache:
     """Memo of per-route decisions, valid while the router, the prefixes OVN owns and the
     policy stay the same; makes a pass over an unchanged RIB cost a dict lookup per route.
-    Keyed by the identity of the RibRoute (the RIB keeps an unchanged route's object across
-    snapshots; the stored object guards against a reused id). Entries of routes no longer in
-    the RIB are dropped at each pass."""
+    An entry is reused while the RIB still holds the very same RibRoute object for that prefix
+    (the RIB keeps an unchanged route's object across snapshots). The memo is updated in place:
+    a pass over an unchanged RIB allocates nothing per route; entries of prefixes that left
+    the table are dropped."""
 
     def __init__(self) -> None:
         self._ctx: dict[str, tuple[Router, Mapping[Network, str], ImportPolicy]] = {}
@@ -136,8 +138,12 @@ class DecisionCache:
             self._memo[router.name] = {}
         return self._memo[router.name]
 
-    def replace(self, router: str, memo: Memo) -> None:
-        self._memo[router] = memo
+    def forget_others(self, routers: Iterable[str]) -> None:
+        """Drop the memos of routers that no longer learn here."""
+        keep = set(routers)
+        for name in [n for n in self._memo if n not in keep]:
+            del self._memo[name]
+            self._ctx.pop(name, None)
 
 
 def plan_import(
@@ -153,26 +159,35 @@ def plan_import(
     desired: set[DesiredRoute] = set()
     for name, (router, table) in sorted(routers.items()):
         matcher = _PortMatcher.of(router)
-        old = cache.memo(router, ovn.owned_prefixes, policy)
-        memo: Memo = {}
-        accepted: dict[str, list[DesiredRoute]] = {}
-        for route in rib.table(table).values():
+        memo = cache.memo(router, ovn.owned_prefixes, policy)
+        accepted: dict[str, tuple[DesiredRoute, ...]] = {}
+        routes = rib.table(table)
+        candidates = 0
+        for prefix, route in routes.items():
             if route.protocol not in policy.protocols:
                 continue  # connected, kernel, ...: never candidates, not "rejected"
-            key = id(route)
-            hit = old.get(key)
-            result = hit[1] if hit is not None and hit[0] is route else None
-            if result is None:
+            candidates += 1
+            hit = memo.get(prefix)
+            if hit is not None and hit[0] is route:
+                result = hit[1]
+            else:
                 result = _decide(name, route, matcher, owned, allowed, policy)
-            memo[key] = (route, result)
+                memo[prefix] = (route, result)
             if isinstance(result, Rejection):
                 rejected.append(result)
             else:
                 accepted[result[0].prefix] = result
-        cache.replace(name, memo)
+        if len(memo) > candidates:  # prefixes left the table (or changed protocol)
+            for prefix in [
+                p
+                for p, (r, _d) in memo.items()
+                if routes.get(p) is not r or r.protocol not in policy.protocols
+            ]:
+                del memo[prefix]  # fmt: skip
         desired.update(
             _limit(name, accepted, existing.get(name, set()), policy.max_prefix, rejected)
         )
+    cache.forget_others(routers)
     return ImportPlan(
         frozenset(desired), tuple(sorted(rejected)), {n: t for n, (_r, t) in routers.items()}
     )
@@ -185,7 +200,7 @@ def _decide(
     owned: PrefixIndex,
     allowed: PrefixIndex,
     policy: ImportPolicy,
-) -> list[DesiredRoute] | Rejection:
+) -> Decision:
     prefix = str(route.prefix)
     if route.kind != "unicast":
         return Rejection(router, prefix, "not-unicast", f"{route.kind} route")
@@ -210,7 +225,7 @@ def _decide(
         rows.append(DesiredRoute(router, prefix, sys.intern(str(hop.gateway)), port.name))
     if not rows:
         return Rejection(router, prefix, "unresolvable-nexthop", "; ".join(reasons))
-    return rows
+    return tuple(rows)
 
 
 def _hop_key(h: Hop) -> tuple[int, str, int]:
@@ -219,7 +234,7 @@ def _hop_key(h: Hop) -> tuple[int, str, int]:
 
 def _limit(
     router: str,
-    accepted: Mapping[str, list[DesiredRoute]],
+    accepted: Mapping[str, tuple[DesiredRoute, ...]],
     existing: set[str],
     limit: int,
     rejected: list[Rejection],
