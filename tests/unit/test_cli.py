@@ -42,3 +42,10 @@ def test_packaged_commands_are_commands_of_this_cli() -> None:
             assert res.exit_code == 0, (line, res.output)
     assert 'ENTRYPOINT ["ovn-frr"]' in image
     assert 'CMD ["-v", "run", "--config", "/etc/ovn-frr/ovn-frr.toml"]' in image
+
+
+def test_status_and_trace_without_an_agent(tmp_path: Path) -> None:
+    for args in (["status"], ["trace", "10.0.0.0/8"]):
+        res = CliRunner().invoke(main, [*args, "--socket", str(tmp_path / "none.sock")])
+        assert res.exit_code == 2
+        assert "cannot reach the agent" in res.output and "ovn-frr run" in res.output
