@@ -53,9 +53,10 @@ def cpu_s(pid: int | None) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def peak_rss_mb(pid: int) -> float:
+def rss_mb(pid: int, field: str = "VmHWM") -> float:
+    """Peak (VmHWM) or current (VmRSS) resident memory of a process."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
+        if line.startswith(f"{field}:"):
             return int(line.split()[1]) / 1024
     return float("nan")
 
@@ -95,13 +96,14 @@ def run(n: int) -> dict[str, float]:
                                timeout=max(120, n / 500))  # fmt: skip
                 tz, tn = tz + announce_cmd, tn + announce_cmd
                 c1 = cpu_s(nb_pid), cpu_s(northd_pid), cpu_s(agent.proc.pid)
+                rss_loaded = rss_mb(agent.proc.pid, "VmRSS")
                 t1 = time.monotonic()
                 lab.announcer("tor1").withdraw(ps)
                 withdraw_cmd = time.monotonic() - t1
                 wz, wn = timed(lambda: zebra_bgp_routes(lab) == 0, lambda: len(mon.rows) <= 2,
                                timeout=max(120, n / 500))  # fmt: skip
                 wz, wn = wz + withdraw_cmd, wn + withdraw_cmd
-            rss = peak_rss_mb(agent.proc.pid)
+            rss = rss_mb(agent.proc.pid)
             passes = [line for line in agent.output().splitlines()
                       if "ovn_routes_written" in line and "added=0 " not in line]  # fmt: skip
             print(f"n={n}: {len(passes)} write passes", *passes[-14:], sep="\n  ", file=sys.stderr)
@@ -116,6 +118,7 @@ def run(n: int) -> dict[str, float]:
         "nb_withdraw_s": round(wn, 2),
         "withdraw_ratio": round(wn / wz, 2),
         "agent_peak_rss_mb": round(rss, 1),
+        "agent_rss_with_n_mb": round(rss_loaded, 1),
         # CPU seconds spent during the add phase: where the time beyond FRR's floor goes
         "add_cpu_nb_server_s": round(c1[0] - c0[0], 1),
         "add_cpu_northd_s": round(c1[1] - c0[1], 1),

@@ -254,15 +254,8 @@ class Agent:
         rib = self.rib.snapshot()
         policy = replace(self.policy, ifnames=self.ifnames())
         try:
-            if self._owned is None or self.clock() >= self._resync_at:
-                started = self.clock()
-                self._owned = await asyncio.to_thread(self.writer.owned)
-                took = self.clock() - started
-                # at scale a full read is costly (~4 s per 100k rows): keep it under ~2% of time
-                self._resync_at = self.clock() + max(self.cfg.import_.resync_s, 50 * took)
-                log.info("ovn_owned_routes_read rows=%d ms=%.0f", len(self._owned), took * 1e3)
+            owned = await self._resync_owned()
             ovn = await self._ovn_snapshots()
-            owned = self._owned
             ovn = replace(ovn, routes=tuple(owned.values()))
             t1 = self.clock()
             plan = plan_import(ovn, rib, policy, self._decisions)
@@ -301,6 +294,28 @@ class Agent:
         if self.state.last_apply is not None and not self.state.last_apply.ok:
             due.append(self._apply_retry_at)
         return min(due)
+
+    async def _resync_owned(self) -> dict[str, OwnedRoute]:
+        """Read this chassis' rows in full at start and after a failed write; every
+        ``import.resync_s`` count them (rows as empty objects: cheap at any size) and read them
+        in full only when the count differs from what ovn-frr's own writes left (someone else
+        removed or added rows). A full read of 300k rows held ~0.7 KB per row while parsing:
+        done every resync, it set the agent's peak memory."""
+        if self._owned is not None:
+            if self.clock() < self._resync_at:
+                return self._owned
+            count = await asyncio.to_thread(self.writer.count_owned)
+            self._resync_at = self.clock() + self.cfg.import_.resync_s
+            if count == len(self._owned):
+                return self._owned
+            log.warning("ovn_owned_routes_changed rows=%d known=%d (reading them again)",
+                        count, len(self._owned))  # fmt: skip
+        started = self.clock()
+        self._owned = await asyncio.to_thread(self.writer.owned)
+        took = self.clock() - started
+        self._resync_at = self.clock() + self.cfg.import_.resync_s
+        log.info("ovn_owned_routes_read rows=%d ms=%.0f", len(self._owned), took * 1e3)
+        return self._owned
 
     async def _watch_frr(self, stop: asyncio.Event) -> None:
         """Every ``agent.frr_check_ms``: read the BGP sessions (with BFD) for status, and detect

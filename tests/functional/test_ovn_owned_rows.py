@@ -29,11 +29,16 @@ def test_each_chassis_sweeps_only_its_own_rows(make_lab: Callable[[LabSpec], Lab
         assert set(a.owned()) == {r.uuid for r in created_a}
         assert set(b.owned()) == {r.uuid for r in created_b}
         assert not diff_routes(want_a, a.owned().values())  # nothing to change
+        db = lab.ovn.rundir / "nb.db"
+        size = db.stat().st_size
+        assert (a.count_owned(), b.count_owned()) == (1, 2)
+        assert db.stat().st_size == size  # counting committed nothing
 
         # chassis A withdraws everything it has: B's rows and the operator's row stay
         _, removed = a.apply(diff_routes(frozenset(), a.owned().values()), router)
         assert set(removed) == {r.uuid for r in created_a}
         assert a.owned() == {}
+        assert (a.count_owned(), b.count_owned()) == (0, 2)
         assert set(b.owned()) == {r.uuid for r in created_b}
         rows = {tuple(line.split()[:2]) for line in nb("lr-route-list", "r1").splitlines()[2:]}
         assert rows == {

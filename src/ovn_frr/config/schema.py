@@ -105,8 +105,9 @@ class ImportConfig(_Model):
     #: After an FPM (re)connect, routes not replayed are kept at least this long: an FRR restart
     #: replays zebra at once but bgpd re-learns its routes only when its sessions are back.
     replay_hold_ms: Annotated[int, Field(ge=0, le=600000)] = 15000
-    #: How often the rows ovn-frr owns are read back from NB in full (between reads they are
-    #: known from ovn-frr's own writes); repairs rows someone else removed or changed.
+    #: How often the rows ovn-frr owns are counted in NB (between reads they are known from
+    #: ovn-frr's own writes); a count that differs has them read back in full, which repairs
+    #: rows someone else removed or added.
     resync_s: Annotated[int, Field(ge=5, le=86400)] = 120
 
 
