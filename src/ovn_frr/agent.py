@@ -83,7 +83,6 @@ class AgentState:
     apply_failures: int = 0
     intent_problems: tuple[str, ...] = ()
     announcements: frozenset[Announcement] = frozenset()
-    plan: ImportPlan | None = None
     #: BGP sessions (with BFD state) as FRR showed them last
     sessions: tuple[Session, ...] = ()
     frr_reachable: bool = False
@@ -129,7 +128,7 @@ class Agent:
         #: kept from the writer's own results (the IDL does not monitor that table)
         self._owned: dict[str, OwnedRoute] | None = None
         self._resync_at = 0.0
-        self._decisions = DecisionCache()
+        self.decisions = DecisionCache()
         self.applier = FrrApplier(vtysh)
         #: BGP instances (VRF names as FRR shows them) of the config applied last
         self._applied_vrfs: frozenset[str] = frozenset()
@@ -258,7 +257,7 @@ class Agent:
             ovn = await self._ovn_snapshots()
             ovn = replace(ovn, routes=tuple(owned.values()))
             t1 = self.clock()
-            plan = plan_import(ovn, rib, policy, self._decisions)
+            plan = plan_import(ovn, rib, policy, self.decisions)
             diff = diff_routes(plan.routes, ovn.routes)
             if not self.rib.synced:
                 diff = RouteDiff(diff.add, ())  # the RIB is partial until the first replay ends
@@ -427,7 +426,6 @@ class Agent:
 
     def _record(self, plan: ImportPlan, imported: int) -> None:
         self.state.routes_imported = imported
-        self.state.plan = plan
         self.state.rejected = plan.rejected
         self.state.routers = dict(plan.routers)
         for r in plan.rejected:

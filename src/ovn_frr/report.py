@@ -14,7 +14,7 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from ovn_frr import __version__
-from ovn_frr.core.model import RTPROT_BGP, Network
+from ovn_frr.core.model import RTPROT_BGP, Network, Rejection
 from ovn_frr.frr.show import advertised_to, best_paths
 from ovn_frr.frr.vtysh import VtyshError
 
@@ -148,8 +148,10 @@ async def trace_doc(a: Agent, text: str) -> dict[str, Any]:
     rejected = [r for r in s.rejected if r.prefix == str(prefix)]
     for r in rejected:
         story.append(f"policy: not imported into {r.router}: {r.reason} ({r.detail})")
-    desired = [] if s.plan is None else sorted(
-        d for d in s.plan.routes if d.prefix == str(prefix))  # fmt: skip
+    # the plan itself is not kept between passes (a set of every imported route): the
+    # decisions are, per router and prefix
+    desired = sorted(d for decision in a.decisions.decided(prefix)
+                     if not isinstance(decision, Rejection) for d in decision)  # fmt: skip
     for d in desired:
         story.append(f"policy: import into {d.router} via {d.nexthop} port {d.output_port}")
     rows = sorted((r for r in a.owned_rows() if r.prefix == str(prefix)), key=lambda r: r.uuid)

@@ -138,6 +138,10 @@ class DecisionCache:
             self._memo[router.name] = {}
         return self._memo[router.name]
 
+    def decided(self, prefix: Network) -> list[Decision]:
+        """What the last pass decided for ``prefix``, in every router (for trace)."""
+        return [hit[1] for memo in self._memo.values() if (hit := memo.get(prefix))]
+
     def forget_others(self, routers: Iterable[str]) -> None:
         """Drop the memos of routers that no longer learn here."""
         keep = set(routers)
