@@ -296,7 +296,7 @@ class Agent:
 
     async def _resync_owned(self) -> dict[str, OwnedRoute]:
         """Read this chassis' rows in full at start and after a failed write; every
-        ``import.resync_s`` count them (rows as empty objects: cheap at any size) and read them
+        ``import.resync_s`` count them (a no-op update's count: nothing per row) and read them
         in full only when the count differs from what ovn-frr's own writes left (someone else
         removed or added rows). A full read of 300k rows held ~0.7 KB per row while parsing:
         done every resync, it set the agent's peak memory."""
