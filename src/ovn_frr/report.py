@@ -134,7 +134,7 @@ async def trace_doc(a: Agent, text: str) -> dict[str, Any]:
         story.append("BGP: sent to " + (", ".join(peers) if peers else "no peer"))
 
     # peers -> zebra -> FPM -> policy -> OVN
-    rib = a.rib.lookup(prefix)
+    rib = a.rib.lookup(str(prefix))
     received = await bgp("") if not ours else {}
     paths = best_paths(received)
     if paths:
@@ -150,7 +150,7 @@ async def trace_doc(a: Agent, text: str) -> dict[str, Any]:
         story.append(f"policy: not imported into {r.router}: {r.reason} ({r.detail})")
     # the plan itself is not kept between passes (a set of every imported route): the
     # decisions are, per router and prefix
-    desired = sorted(d for decision in a.decisions.decided(prefix)
+    desired = sorted(d for decision in a.decisions.decided(str(prefix))
                      if not isinstance(decision, Rejection) for d in decision)  # fmt: skip
     for d in desired:
         story.append(f"policy: import into {d.router} via {d.nexthop} port {d.output_port}")

@@ -47,7 +47,8 @@ OWNED: dict[Network, str] = {
 
 def rib(*routes: tuple[str, tuple[Hop, ...]], table: int = 254, protocol: int = 186) -> RibSnapshot:
     entries = {
-        net(p): RibRoute(table, net(p), protocol, "unicast", frozenset(hops)) for p, hops in routes
+        str(net(p)): RibRoute(table, str(net(p)), protocol, "unicast", frozenset(hops))
+        for p, hops in routes
     }
     return RibSnapshot({table: entries})
 

@@ -110,7 +110,7 @@ Decision = tuple[DesiredRoute, ...] | Rejection
 
 
 #: per router: prefix -> (the RibRoute decided on, the decision)
-Memo = dict[Network, tuple[RibRoute, Decision]]
+Memo = dict[str, tuple[RibRoute, Decision]]
 
 
 class DecisionCache:
@@ -138,7 +138,7 @@ class DecisionCache:
             self._memo[router.name] = {}
         return self._memo[router.name]
 
-    def decided(self, prefix: Network) -> list[Decision]:
+    def decided(self, prefix: str) -> list[Decision]:
         """What the last pass decided for ``prefix``, in every router (for trace)."""
         return [hit[1] for memo in self._memo.values() if (hit := memo.get(prefix))]
 
@@ -205,21 +205,20 @@ def _decide(
     allowed: PrefixIndex,
     policy: ImportPolicy,
 ) -> Decision:
-    prefix = str(route.prefix)
+    prefix = route.prefix  # shared by the rows written for it
     if route.kind != "unicast":
         return Rejection(router, prefix, "not-unicast", f"{route.kind} route")
-    if route.prefix.prefixlen == 0:
+    net = ipaddress.ip_network(prefix)
+    if net.prefixlen == 0:
         if not policy.allow_default:
             return Rejection(router, prefix, "default-route", "default route not allowed")
-    elif (hit := owned.overlapping(route.prefix)) is not None and not allowed.overlapping(
-        route.prefix
-    ):
+    elif (hit := owned.overlapping(net)) is not None and not allowed.overlapping(net):
         net, what = hit
         return Rejection(router, prefix, "hijack", f"overlaps {net} ({what}) owned by OVN")
     rows = []
     reasons = []
     for hop in sorted(route.hops, key=_hop_key):
-        if hop.gateway and hop.gateway.version != route.prefix.version and not policy.mixed_family:
+        if hop.gateway and hop.gateway.version != net.version and not policy.mixed_family:
             reasons.append(f"IPv4 via IPv6 next hop {hop.gateway} needs OVN >= 24.09")
             continue
         port = matcher.match(hop, policy.ifnames)

@@ -22,10 +22,11 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ovn_frr.core.model import Hop, Network, RibRoute, RibSnapshot
+from ovn_frr.core.model import Hop, RibRoute, RibSnapshot
 from ovn_frr.fpm.netlink import Message, NexthopMessage, RouteMessage
 
-Key = tuple[int, Network]
+#: (table, prefix text)
+Key = tuple[int, str]
 
 
 @dataclass(slots=True)
@@ -82,7 +83,7 @@ class Rib:
         self._last_message = now
 
     def _route(self, m: RouteMessage, now: float) -> None:
-        key = (m.table, m.prefix)
+        key = (m.table, str(m.prefix))
         if not m.add:
             if key in self._routes:
                 self._pending_del[key] = now
@@ -184,13 +185,13 @@ class Rib:
         return self._stale is not None
 
     def snapshot(self) -> RibSnapshot:
-        tables: dict[int, dict[Network, RibRoute]] = defaultdict(dict)
+        tables: dict[int, dict[str, RibRoute]] = defaultdict(dict)
         for (table, prefix), entry in self._routes.items():
             if entry.route is not None:
                 tables[table][prefix] = entry.route
         return RibSnapshot(dict(tables), replaying=self.replaying)
 
-    def lookup(self, prefix: Network) -> list[RibRoute]:
+    def lookup(self, prefix: str) -> list[RibRoute]:
         """The routes for one prefix, in every table (for trace)."""
         return [e.route for (_t, p), e in self._routes.items() if p == prefix and e.route]
 
