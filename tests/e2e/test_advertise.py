@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -46,6 +47,19 @@ def tor1(lab: Lab) -> set[str]:
     return set(lab.frr["tor1"].bgp_prefixes())
 
 
+@contextlib.contextmanager
+def redistribute(lab: Lab, router: str, classes: str) -> Iterator[None]:
+    """``options:dynamic-routing-redistribute=classes`` on ``router`` for the block."""
+    assert lab.ovn is not None
+    lab.ovn.nbctl("set", "Logical_Router", router,
+                  f"options:dynamic-routing-redistribute={classes}")  # fmt: skip
+    try:
+        yield
+    finally:
+        lab.ovn.nbctl("remove", "Logical_Router", router, "options",
+                      "dynamic-routing-redistribute")  # fmt: skip
+
+
 def test_operator_lines_survive_the_agents_applies(
     adv: tuple[Lab, OpenShiftNode, AgentProcess],
 ) -> None:
@@ -56,14 +70,9 @@ def test_operator_lines_survive_the_agents_applies(
         f"{operator}\nrouter bgp 64512\n neighbor 10.99.0.2 remote-as 65099\nexit\n"
     )
     applied = agent.output().count("frr_config_applied")
-    lab.ovn.nbctl("set", "Logical_Router", topo.gr, "options:dynamic-routing-redistribute=nat")
-    try:
+    with redistribute(lab, topo.gr, "nat"):
         wait_for(lambda: agent.output().count("frr_config_applied") > applied, timeout=30,
                  what="the agent applied a change")  # fmt: skip
-    finally:
-        lab.ovn.nbctl(
-            "remove", "Logical_Router", topo.gr, "options", "dynamic-routing-redistribute"
-        )
     wait_for(lambda: agent.output().count("frr_config_applied") > applied + 1, timeout=30,
              what="the agent applied the removal")  # fmt: skip
     running = lab.frr["node1"].vtysh.running_config()
@@ -119,17 +128,12 @@ def test_frr_restart_loses_the_config_and_the_agent_reapplies_it(
     lab, topo, agent = adv
     assert lab.ovn is not None
     egress = f"{topo.egress_ip}/32"
-    lab.ovn.nbctl("set", "Logical_Router", topo.gr, "options:dynamic-routing-redistribute=nat")
-    try:
+    with redistribute(lab, topo.gr, "nat"):
         wait_for(lambda: egress in tor1(lab), timeout=30, what="EgressIP at tor1")
         lab.frr["node1"].restart()  # node1's bgpd.conf is empty: ovn-frr's config is gone
         wait_for(lambda: "frr_config_lost" in agent.output(), timeout=10, what="loss detected")
         lab.frr["tor1"].wait_established(["10.255.0.1"], timeout=60)
         wait_for(lambda: egress in tor1(lab), timeout=30, what="EgressIP back at tor1")
-    finally:
-        lab.ovn.nbctl(
-            "remove", "Logical_Router", topo.gr, "options", "dynamic-routing-redistribute"
-        )
 
 
 def test_static_routes_announced_but_never_imported_ones(
@@ -291,8 +295,7 @@ def test_status_trace_and_metrics(adv: tuple[Lab, OpenShiftNode, AgentProcess]) 
     lab, topo, agent = adv
     assert lab.ovn is not None
     egress = f"{topo.egress_ip}/32"
-    lab.ovn.nbctl("set", "Logical_Router", topo.gr, "options:dynamic-routing-redistribute=nat")
-    try:
+    with redistribute(lab, topo.gr, "nat"):
         wait_for(lambda: egress in tor1(lab), timeout=30, what="EgressIP at tor1")
 
         def healthy() -> dict[str, Any] | None:
@@ -333,10 +336,6 @@ def test_status_trace_and_metrics(adv: tuple[Lab, OpenShiftNode, AgentProcess]) 
         bad = subprocess.run([*cli, "trace", "not-a-prefix", "--socket", agent.socket],
                              capture_output=True, text=True, check=False)  # fmt: skip
         assert bad.returncode == 1 and "is not a prefix" in bad.stdout
-    finally:
-        lab.ovn.nbctl(
-            "remove", "Logical_Router", topo.gr, "options", "dynamic-routing-redistribute"
-        )
 
 
 def test_connected_and_lb_exactly(adv: tuple[Lab, OpenShiftNode, AgentProcess]) -> None:
