@@ -36,16 +36,6 @@ PREFIX = "203.0.113.0/24"
 TOR1, TOR2 = "10.255.0.2", "10.255.1.2"
 
 
-def bfd_up(lab: Lab) -> bool:
-    """Both sessions Established and bgpd (not only bfdd) sees their BFD up. BFD comes up
-    before BGP, and flaps once when the BGP session establishes (bgpd registers it again with
-    the session's source address): a cut before BFD is up again is caught by the hold timer."""
-    neighbors = lab.frr["node1"].show("show bgp neighbors json")
-    ready = [n.get("bgpState") == "Established" and n.get("peerBfdInfo", {}).get("status") == "Up"
-             for n in neighbors.values()]  # fmt: skip
-    return ready.count(True) == 2
-
-
 def main() -> None:
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(143))
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -69,7 +59,8 @@ def main() -> None:
                 for run in range(args.runs):
                     wait_for(lambda: mon.nexthops(PREFIX) == {TOR1, TOR2}, timeout=60,
                              what="ECMP rows")  # fmt: skip
-                    wait_for(lambda: bfd_up(lab), timeout=60, what="BFD up")
+                    wait_for(lambda: lab.frr["node1"].bfd_protected([TOR1, TOR2]), timeout=60,
+                             what="BFD up, as bgpd sees it")  # fmt: skip
                     time.sleep(0.5)  # settle: no update of the previous run still in flight
                     t0 = time.monotonic()
                     lab.cut("node1", "tor2")

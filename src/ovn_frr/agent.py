@@ -76,7 +76,6 @@ class AgentState:
     last_error: str = ""
     rejected: tuple[Rejection, ...] = ()
     routers: dict[str, int] = field(default_factory=dict)
-    advertised: int = 0
     last_apply: ApplyResult | None = None
     last_apply_at: float = 0.0
     last_apply_ms: float = 0.0
@@ -393,7 +392,6 @@ class Agent:
             for line in problems:
                 log.warning("intent_ignored %s", line)
             self.state.intent_problems = tuple(problems)
-        self.state.advertised = len(items)
         self.state.announcements = frozenset(items)
         model = desired_frr(self.cfg, prefixes_by_vrf(items))
         self._rendered = render(model)
@@ -418,7 +416,7 @@ class Agent:
             self._apply_backoff = 1.0
             self._applied_vrfs = self._rendered_vrfs
             log.info("frr_config_applied lines=%d advertised=%d", result.lines,
-                     self.state.advertised)  # fmt: skip
+                     len(self.state.announcements))  # fmt: skip
         else:
             self.state.apply_failures += 1
             self._apply_retry_at = self.clock() + self._apply_backoff

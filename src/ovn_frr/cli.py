@@ -22,6 +22,7 @@ from rich.table import Table
 
 from ovn_frr import __version__, config
 from ovn_frr.agent import Agent, StartError
+from ovn_frr.config.schema import AgentConfig
 from ovn_frr.frr.vtysh import Vtysh, VtyshError
 from ovn_frr.kernel.netns import listening_socket
 from ovn_frr.lab import Lab, LabError, demo_spec, destroy, list_labs, minimal_spec
@@ -126,7 +127,7 @@ def _socket(socket_path: str | None, config_file: str | None) -> str:
         return socket_path
     if config_file:
         return _load_or_exit(config_file).agent.status_socket
-    return str(config.NodeConfig.model_fields["agent"].default.status_socket)
+    return AgentConfig().status_socket
 
 
 def _ask(path: str, request: str) -> dict[str, Any]:

@@ -40,16 +40,6 @@ def bfd_peers(lab: Lab) -> dict[str, str]:
     return {p["peer"]: p["status"] for p in lab.frr["node1"].show("show bfd peers json")}
 
 
-def bfd_protected(lab: Lab) -> bool:
-    """Both sessions Established with BFD up as bgpd sees it. BFD comes up before BGP and
-    flaps once when the BGP session establishes (bgpd registers it again with the session's
-    source address); until it is up again, only the hold timer would notice a dead peer."""
-    neighbors = lab.frr["node1"].show("show bgp neighbors json")
-    return all(n.get("bgpState") == "Established" and
-               n.get("peerBfdInfo", {}).get("status") == "Up" for n in neighbors.values()) and (
-        len(neighbors) == 2)  # fmt: skip
-
-
 def test_bfd_down_withdraws_without_a_gap(bfd_lab: tuple[Lab, AgentProcess]) -> None:
     lab, agent = bfd_lab
     assert lab.ovn is not None
@@ -58,7 +48,8 @@ def test_bfd_down_withdraws_without_a_gap(bfd_lab: tuple[Lab, AgentProcess]) -> 
         for tor in ("tor1", "tor2"):
             lab.announcer(tor).announce([p])
         wait_for(lambda: mon.nexthops(p) == {TOR1[0], TOR2[0]}, timeout=30, what="ECMP rows")
-        wait_for(lambda: bfd_protected(lab), timeout=30, what="BFD up on both sessions")
+        wait_for(lambda: lab.frr["node1"].bfd_protected([TOR1[0], TOR2[0]]), timeout=30,
+                 what="BFD up on both sessions, as bgpd sees it")  # fmt: skip
         mon.arm(p, 2)
         lab.cut("node1", "tor2")
         try:

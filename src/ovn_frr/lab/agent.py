@@ -79,8 +79,8 @@ class AgentProcess:
     def socket(self) -> str:
         return str(status_socket(self.lab, self.node))
 
-    def status(self) -> dict[str, Any]:
-        return ask(self.socket, "status")
+    def status(self, timeout: float = 30.0) -> dict[str, Any]:
+        return ask(self.socket, "status", timeout)
 
     def trace(self, prefix: str) -> dict[str, Any]:
         return ask(self.socket, f"trace {prefix}")

@@ -19,7 +19,6 @@ from ovn_frr.lab.agent import AgentProcess, neighbors_config
 from ovn_frr.lab.lab import DEFAULT_BASE, Lab
 from ovn_frr.lab.nbtopo import OpenShiftNode, openshift_node
 from ovn_frr.lab.spec import demo_spec
-from ovn_frr.status import ask
 
 TORS = ("tor1", "tor2")
 #: what each ToR announces; 203.0.113.0/24 from both (two rows in OVN: ECMP)
@@ -82,7 +81,7 @@ class Demo:
                 at_tors.setdefault(prefix, []).append(tor)
         routes = self.lab.ovn.owned_routes("GR_node1", "node1")
         try:
-            status = ask(self.agent.socket, "status", timeout=5)
+            status = self.agent.status(timeout=5)
         except (OSError, ValueError) as exc:
             status = {"error": str(exc)}
         return Snapshot(at_tors, {p: sorted(nh) for p, nh in routes.items()}, status)

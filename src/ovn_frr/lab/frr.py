@@ -132,6 +132,18 @@ class FrrInstance:
         data = self.show("show bgp neighbors json")
         return {addr: str(info.get("bgpState", "?")) for addr, info in data.items()}
 
+    def bfd_protected(self, neighbors: Iterable[str]) -> bool:
+        """Each BGP session Established with BFD up as bgpd (not only bfdd) sees it. BFD comes
+        up before BGP and flaps once when the session establishes (bgpd registers it again with
+        the session's source address); until it is up again only the hold timer would notice
+        a dead peer (bgpd acts on BFD Up -> Down only)."""
+        data = self.show("show bgp neighbors json")
+        return all(
+            data.get(n, {}).get("bgpState") == "Established"
+            and data.get(n, {}).get("peerBfdInfo", {}).get("status") == "Up"
+            for n in neighbors
+        )
+
     def wait_established(self, neighbors: Iterable[str], timeout: float = 30.0) -> None:
         want = sorted(str(n) for n in neighbors)
 

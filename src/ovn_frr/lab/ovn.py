@@ -8,10 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import ovs.jsonrpc
-import ovs.stream
-
 from ovn_frr.lab.proc import LabError, read_pid, run, wait_for
+from ovn_frr.ovn import bulk
+from ovn_frr.ovn.db import OvnError
 
 OVN_SCHEMAS = Path("/usr/share/ovn")
 OVS_SCHEMA = Path("/usr/share/openvswitch/vswitch.ovsschema")
@@ -81,21 +80,14 @@ class OvnCentral:
     def transact(self, ops: list[dict[str, Any]], db: str = "OVN_Northbound") -> list[Any]:
         """One OVSDB transaction (for changes too large for a command line)."""
         remote = self.nb if db == "OVN_Northbound" else self.sb
-        error, stream = ovs.stream.Stream.open_block(ovs.stream.Stream.open(remote))
-        if error:
-            raise LabError(f"cannot connect to {remote}: {error}")
-        conn = ovs.jsonrpc.Connection(stream)
         try:
-            request = ovs.jsonrpc.Message.create_request("transact", [db, *ops])
-            error, reply = conn.transact_block(request)
-        finally:
-            conn.close()
-        if error or reply.error:
-            raise LabError(f"transact on {remote}: {error or reply.error}")
-        results: list[Any] = reply.result
-        if any(isinstance(r, dict) and "error" in r for r in results):
-            raise LabError(f"transact on {remote}: {results}")
-        return results
+            conn = bulk.connect(remote)
+            try:
+                return bulk.transact(conn, ops, db)
+            finally:
+                conn.close()
+        except OvnError as exc:
+            raise LabError(f"{remote}: {exc}") from None
 
     def owned_routes(self, router: str, chassis: str) -> dict[str, set[str]]:
         """prefix -> next hops of the static routes on ``router`` that ovn-frr wrote for

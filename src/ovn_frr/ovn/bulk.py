@@ -39,21 +39,39 @@ LRSR = "Logical_Router_Static_Route"
 CHUNK = 20_000
 
 
+def connect(remote: str) -> ovs.jsonrpc.Connection:
+    """A plain JSON-RPC connection to an OVSDB server (blocking)."""
+    error, stream = ovs.stream.Stream.open_block(ovs.stream.Stream.open(remote))
+    if error:
+        raise OvnError(f"cannot connect to {remote}: {os.strerror(error)}")
+    return ovs.jsonrpc.Connection(stream)
+
+
+def transact(
+    conn: ovs.jsonrpc.Connection, ops: Sequence[dict[str, Any]], db: str = "OVN_Northbound"
+) -> list[Any]:
+    """One OVSDB ``transact``; raises :class:`OvnError` for the connection, the transaction
+    or any of its operations. An error on the connection closes it."""
+    request = ovs.jsonrpc.Message.create_request("transact", [db, *ops])
+    error, reply = conn.transact_block(request)
+    if error:
+        conn.close()
+        raise OvnError(f"{db} transact: {os.strerror(error)}")
+    if reply.error:
+        raise OvnError(f"{db} transact: {reply.error}")
+    results: list[Any] = reply.result or []
+    for i, result in enumerate(results):
+        if isinstance(result, dict) and "error" in result:
+            raise OvnError(f"{db} transact op {i}: {result['error']}: {result.get('details')}")
+    return results
+
+
 class BulkWriter:
     def __init__(self, remote: str, chassis: str, chunk: int = CHUNK) -> None:
         self.remote = remote
         self.chassis = chassis
         self.chunk = chunk
         self._conn: ovs.jsonrpc.Connection | None = None
-        self._id = 0
-
-    def _connection(self) -> ovs.jsonrpc.Connection:
-        if self._conn is None:
-            error, stream = ovs.stream.Stream.open_block(ovs.stream.Stream.open(self.remote))
-            if error:
-                raise OvnError(f"cannot connect to {self.remote}: {error}")
-            self._conn = ovs.jsonrpc.Connection(stream)
-        return self._conn
 
     def close(self) -> None:
         if self._conn is not None:
@@ -61,19 +79,14 @@ class BulkWriter:
             self._conn = None
 
     def _call(self, ops: Sequence[dict[str, Any]]) -> list[Any]:
-        self._id += 1
-        request = ovs.jsonrpc.Message.create_request("transact", ["OVN_Northbound", *ops])
-        error, reply = self._connection().transact_block(request)
-        if error:
-            self.close()
-            raise OvnError(f"NB transact: {os.strerror(error)}")
-        if reply.error:
-            raise OvnError(f"NB transact: {reply.error}")
-        results: list[Any] = reply.result or []
-        for i, result in enumerate(results):
-            if isinstance(result, dict) and "error" in result:
-                raise OvnError(f"NB transact op {i}: {result['error']}: {result.get('details')}")
-        return results
+        if self._conn is None:
+            self._conn = connect(self.remote)
+        try:
+            return transact(self._conn, ops)
+        except OvnError:
+            if self._conn.status:  # the connection failed: open a new one next time
+                self._conn = None
+            raise
 
     def count_owned(self) -> int:
         """How many rows carry this chassis' marker: an ``update`` that changes nothing
