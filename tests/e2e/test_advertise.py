@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from ovn_frr.lab import Lab, LabSpec, LinkSpec, NodeSpec, PeerSpec, wait_for
-from ovn_frr.lab.agent import AgentProcess
+from ovn_frr.lab.agent import AgentProcess, neighbors_config
 from ovn_frr.lab.nbtopo import OpenShiftNode, openshift_node
 from tests.e2e.conftest import FAST_SYNC
 
@@ -23,7 +23,6 @@ SPEC = LabSpec(
     links=(LinkSpec("node1", "tor1"),),
 )
 METRICS_PORT = 9476
-NEIGHBOR = '[[bgp.neighbors]]\naddress = "10.255.0.2"\nremote_as = 65001\nkeepalive = 1\nhold = 3\n'
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +32,7 @@ def adv() -> Iterator[tuple[Lab, OpenShiftNode, AgentProcess]]:
         agent = AgentProcess.start(
             lab,
             "node1",
-            NEIGHBOR + FAST_SYNC,
+            neighbors_config(lab, "node1", keepalive=1, hold=3) + FAST_SYNC,
             agent=f'metrics_listen = "127.0.0.1:{METRICS_PORT}"\n',
         )
         try:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from ovn_frr.lab import Lab, LabSpec, LinkSpec, NodeSpec, PeerSpec, wait_for
-from ovn_frr.lab.agent import AgentProcess
+from ovn_frr.lab.agent import AgentProcess, neighbors_config
 from ovn_frr.lab.nbtopo import OpenStackRouter, openstack_router
 from tests.e2e.conftest import FAST_SYNC
 
@@ -16,7 +16,6 @@ SPEC = LabSpec(
     peers=(PeerSpec("tor1", 65001),),
     links=(LinkSpec("node1", "tor1"),),
 )
-NEIGHBOR = '[[bgp.neighbors]]\naddress = "10.255.0.2"\nremote_as = 65001\nkeepalive = 1\nhold = 3\n'
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +33,9 @@ def osp() -> Iterator[tuple[Lab, OpenStackRouter]]:
         for port, chassis in ((cr, "node1"), ("vm0-port", "node1"), ("vm1-port", "node2"),
                               ("vm2-port", "node2")):  # fmt: skip
             sb("lsp-bind", port, chassis)
-        agent = AgentProcess.start(lab, "node1", NEIGHBOR + FAST_SYNC)
+        agent = AgentProcess.start(
+            lab, "node1", neighbors_config(lab, "node1", keepalive=1, hold=3) + FAST_SYNC
+        )
         try:
             lab.frr["tor1"].wait_established(["10.255.0.1"], timeout=60)
             yield lab, topo
