@@ -2,7 +2,8 @@
 
 For each N: tor1 announces N prefixes at once; we time (from the announce) until node1's zebra
 has all N (FRR's own cost, the floor: ``show ip route summary json``) and until OVN NB has all N
-rows (streamed by ``ovsdb-client monitor``), then the same for the withdrawal. The ratio
+routes (its routers' ``static_routes``, streamed by ``ovsdb-client monitor-cond``: the
+cheapest observer, see ``StaticRouteCount``), then the same for the withdrawal. The ratio
 NB/zebra is the figure of merit (target <= 1.3 at 100k); absolute times are noise.
 
     sudo .venv/bin/python bench/import_bench.py 10000 100000
@@ -22,7 +23,7 @@ from pathlib import Path
 from ovn_frr.lab import Lab, LabSpec, LinkSpec, NodeSpec, PeerSpec, wait_for
 from ovn_frr.lab.agent import AgentProcess
 from ovn_frr.lab.nbtopo import openshift_node
-from ovn_frr.lab.nbwatch import RouteMonitor
+from ovn_frr.lab.nbwatch import StaticRouteCount
 from ovn_frr.lab.proc import read_pid
 
 SPEC = LabSpec(nodes=(NodeSpec("node1"),), peers=(PeerSpec("tor1", 65001),),
@@ -61,6 +62,21 @@ def rss_mb(pid: int, field: str = "VmHWM") -> float:
     return float("nan")
 
 
+def cpu_by_comm() -> dict[str, float]:
+    """CPU seconds so far of every process on the machine, summed by command name."""
+    out: dict[str, float] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        comm = text[text.index("(") + 1 : text.rindex(")")]
+        fields = text.rsplit(")", 1)[1].split()
+        cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        out[comm] = out.get(comm, 0.0) + cpu
+    return out
+
+
 def timed(cond_zebra: object, cond_nb: object, timeout: float) -> tuple[float, float]:
     t0 = time.monotonic()
     t_zebra = t_nb = None
@@ -87,20 +103,25 @@ def run(n: int) -> dict[str, float]:
             ps = prefixes(n)
             nb_pid = read_pid(lab.ovn.rundir / "nb.pid")
             northd_pid = read_pid(lab.ovn.rundir / "northd.pid")
-            with RouteMonitor(lab.ovn.nb) as mon:
+            with StaticRouteCount(lab.ovn.nb) as mon:
+                all0 = cpu_by_comm()
                 c0 = cpu_s(nb_pid), cpu_s(northd_pid), cpu_s(agent.proc.pid)
                 t0 = time.monotonic()
                 lab.announcer("tor1").announce(ps)
                 announce_cmd = time.monotonic() - t0
-                tz, tn = timed(lambda: zebra_bgp_routes(lab) >= n, lambda: len(mon.rows) >= n + 2,
+                tz, tn = timed(lambda: zebra_bgp_routes(lab) >= n, lambda: mon.total() >= n + 2,
                                timeout=max(120, n / 500))  # fmt: skip
                 tz, tn = tz + announce_cmd, tn + announce_cmd
                 c1 = cpu_s(nb_pid), cpu_s(northd_pid), cpu_s(agent.proc.pid)
+                spent = {k: v - all0.get(k, 0.0) for k, v in cpu_by_comm().items()}
+                top = sorted(spent.items(), key=lambda kv: -kv[1])[:8]
+                print(f"n={n}: add-phase CPU s by process:",
+                      ", ".join(f"{k} {v:.1f}" for k, v in top), file=sys.stderr)  # fmt: skip
                 rss_loaded = rss_mb(agent.proc.pid, "VmRSS")
                 t1 = time.monotonic()
                 lab.announcer("tor1").withdraw(ps)
                 withdraw_cmd = time.monotonic() - t1
-                wz, wn = timed(lambda: zebra_bgp_routes(lab) == 0, lambda: len(mon.rows) <= 2,
+                wz, wn = timed(lambda: zebra_bgp_routes(lab) == 0, lambda: mon.total() <= 2,
                                timeout=max(120, n / 500))  # fmt: skip
                 wz, wn = wz + withdraw_cmd, wn + withdraw_cmd
             rss = rss_mb(agent.proc.pid)

@@ -29,7 +29,7 @@ from ovn_frr.core.advertise import (
     prefixes_by_vrf,
 )
 from ovn_frr.core.frr_model import desired_frr
-from ovn_frr.core.importer import DecisionCache, RouteDiff, diff_routes, plan_import
+from ovn_frr.core.importer import DecisionCache, OwnedRows, RouteDiff, diff_routes, plan_import
 from ovn_frr.core.model import (
     PROTOCOLS,
     ImportPlan,
@@ -125,8 +125,16 @@ class Agent:
         self.writer = BulkWriter(nb.remote, chassis)
         #: this chassis' route rows (uuid -> row): read at start and on every resync, then
         #: kept from the writer's own results (the IDL does not monitor that table)
-        self._owned: dict[str, OwnedRoute] | None = None
+        self._owned: OwnedRows | None = None
         self._resync_at = 0.0
+        #: the route write in flight (at most one); its connection is the writer's, which
+        #: ``_nb_lock`` serializes with the writer's other requests
+        self._writing: asyncio.Future[None] | None = None
+        self._nb_lock = asyncio.Lock()
+        #: to time the next plan while a write is in flight (see _plan_window)
+        self._write_eta = 0.0
+        self._write_s_per_row = 100e-6
+        self._plan_s = 0.0
         self.decisions = DecisionCache()
         self.applier = FrrApplier(vtysh)
         #: BGP instances (VRF names as FRR shows them) of the config applied last
@@ -150,8 +158,11 @@ class Agent:
             MetricsServer(str(listen.host), listen.port, self.metrics) if listen else None
         )
 
+    def imported_per_router(self) -> dict[str, int]:
+        return dict(self._owned.routers()) if self._owned else {}
+
     def owned_rows(self) -> list[OwnedRoute]:
-        return list(self._owned.values()) if self._owned else []
+        return list(self._owned) if self._owned else []
 
     async def _status_request(self, request: str) -> dict[str, object]:
         verb, _, arg = request.partition(" ")
@@ -203,6 +214,7 @@ class Agent:
             await self.fpm.close()
             for db in (self.nb, self.sb):
                 await asyncio.to_thread(db.stop)
+            await self._write_landed()
             self.writer.close()
 
     async def _configure_frr(self) -> None:
@@ -248,39 +260,27 @@ class Agent:
         next_due = self.rib.tick(self.clock())
         if self.rib.synced and not was_synced:
             log.info("fpm_replay_complete routes=%d", len(self.rib))
+        await self._plan_window()
         t0 = self.clock()
         rib = self.rib.snapshot()
         policy = replace(self.policy, ifnames=self.ifnames())
         try:
             owned = await self._resync_owned()
             ovn = await self._ovn_snapshots()
-            ovn = replace(ovn, routes=tuple(owned.values()))
+            ovn = replace(ovn, routes=tuple(owned))
             t1 = self.clock()
             plan = plan_import(ovn, rib, policy, self.decisions)
-            diff = diff_routes(plan.routes, ovn.routes)
+            diff = diff_routes(plan.routes, owned)
             if not self.rib.synced:
                 diff = RouteDiff(diff.add, ())  # the RIB is partial until the first replay ends
             t2 = self.clock()
+            self._plan_s = t2 - t0
             routers = {r.name: r.uuid for r in ovn.routers}
-            for uuid in [u for u, row in owned.items() if row.router not in routers]:
-                del owned[uuid]  # the router is gone, its routes with it
-            if diff:
-                try:
-                    created, removed = await asyncio.to_thread(self.writer.apply, diff, routers)
-                except OvnError:
-                    self._owned = None  # part of it may have landed: read back before the next
-                    raise
-                for uuid in removed:
-                    owned.pop(uuid, None)
-                owned.update((row.uuid, row) for row in created)
-                self.state.added += len(created)
-                self.state.deleted += len(removed)
-                log.info(
-                    "ovn_routes_written added=%d deleted=%d snapshot_ms=%.0f plan_ms=%.0f "
-                    "write_ms=%.0f",
-                    len(created), len(removed), (t1 - t0) * 1e3, (t2 - t1) * 1e3,
-                    (self.clock() - t2) * 1e3,
-                )  # fmt: skip
+            for gone in [r for r in owned.routers() if r not in routers]:
+                for row in owned.of_router(gone):
+                    owned.remove(row.uuid)  # the router is gone, its routes with it
+            if diff and not await self._dispatch(diff, owned, routers, (t1 - t0, t2 - t1)):
+                return self.clock()  # the write before it failed: read the rows back first
             self._record(plan, len(owned))
             self.state.last_error = ""
         except OvnError as exc:
@@ -293,7 +293,75 @@ class Agent:
             due.append(self._apply_retry_at)
         return min(due)
 
-    async def _resync_owned(self) -> dict[str, OwnedRoute]:
+    async def _dispatch(
+        self,
+        diff: RouteDiff,
+        owned: OwnedRows,
+        routers: dict[str, str],
+        timings: tuple[float, float],
+    ) -> bool:
+        """Start writing ``diff`` once the write before it has landed, and return without
+        waiting for this one: the next pass plans while ovsdb-server inserts (the rows'
+        UUIDs are chosen here, so ``owned`` already holds them). A failed write makes the
+        next pass read the owned rows back; a diff planned on top of it is dropped (False)."""
+        await self._write_landed()
+        if self._owned is not owned:
+            return False
+        add = self.writer.new_rows([r for r in diff.add if r.router in routers])
+        for row in diff.delete:
+            owned.remove(row.uuid)
+        for row in add:
+            owned.add(row)
+        self._writing = asyncio.ensure_future(self._write(add, diff.delete, routers, timings))
+        self._write_eta = self.clock() + (len(add) + len(diff.delete)) * self._write_s_per_row
+        return True
+
+    async def _plan_window(self) -> None:
+        """While a write is in flight, start the next plan only so that it ends about when
+        that write lands: a plan made early would leave out what arrives meanwhile and go
+        out as a small write of its own, delaying the rest (measured during a 100k import:
+        writes alternated 16k, 1.5k, 22k, 6k rows)."""
+        if self._writing is None:
+            return
+        delay = self._write_eta - self._plan_s - self.clock()
+        if delay > 0:
+            await asyncio.wait({self._writing}, timeout=delay)
+
+    async def _write(
+        self,
+        add: list[OwnedRoute],
+        delete: tuple[OwnedRoute, ...],
+        routers: dict[str, str],
+        timings: tuple[float, float],
+    ) -> None:
+        started = self.clock()
+        try:
+            async with self._nb_lock:
+                inserted, removed = await asyncio.to_thread(self.writer.write, add, delete,
+                                                            routers)  # fmt: skip
+        except OvnError as exc:
+            self._owned = None  # part of it may have landed: read back before the next
+            self.state.last_error = str(exc)
+            log.error("ovn_write_failed error=%s", exc)
+            self._wake.set()
+            return
+        self.state.added += inserted
+        self.state.deleted += removed
+        if inserted + removed >= 1000:  # small writes are mostly fixed cost
+            per_row = (self.clock() - started) / (inserted + removed)
+            self._write_s_per_row = (self._write_s_per_row + per_row) / 2
+        log.info(
+            "ovn_routes_written added=%d deleted=%d snapshot_ms=%.0f plan_ms=%.0f write_ms=%.0f",
+            inserted, removed, timings[0] * 1e3, timings[1] * 1e3, (self.clock() - started) * 1e3,
+        )  # fmt: skip
+
+    async def _write_landed(self) -> None:
+        """Wait for the write in flight, if any (its failure is handled by ``_write``)."""
+        if self._writing is not None:
+            await asyncio.shield(self._writing)
+            self._writing = None
+
+    async def _resync_owned(self) -> OwnedRows:
         """Read this chassis' rows in full at start and after a failed write; every
         ``import.resync_s`` count them (a no-op update's count: nothing per row) and read them
         in full only when the count differs from what ovn-frr's own writes left (someone else
@@ -302,14 +370,20 @@ class Agent:
         if self._owned is not None:
             if self.clock() < self._resync_at:
                 return self._owned
-            count = await asyncio.to_thread(self.writer.count_owned)
+            await self._write_landed()
+            if self._owned is None:
+                return await self._resync_owned()
+            async with self._nb_lock:
+                count = await asyncio.to_thread(self.writer.count_owned)
             self._resync_at = self.clock() + self.cfg.import_.resync_s
             if count == len(self._owned):
                 return self._owned
             log.warning("ovn_owned_routes_changed rows=%d known=%d (reading them again)",
                         count, len(self._owned))  # fmt: skip
         started = self.clock()
-        self._owned = await asyncio.to_thread(self.writer.owned)
+        await self._write_landed()
+        async with self._nb_lock:
+            self._owned = OwnedRows((await asyncio.to_thread(self.writer.owned)).values())
         took = self.clock() - started
         self._resync_at = self.clock() + self.cfg.import_.resync_s
         log.info("ovn_owned_routes_read rows=%d ms=%.0f", len(self._owned), took * 1e3)
@@ -381,7 +455,10 @@ class Agent:
             return intent
         uuids = frozenset(r.uuid for r in rows)
         if uuids != self._static_asked or self.clock() >= self._static_ask_at:
-            self._static_router_of = await asyncio.to_thread(self.writer.routers_of, sorted(uuids))
+            async with self._nb_lock:
+                self._static_router_of = await asyncio.to_thread(
+                    self.writer.routers_of, sorted(uuids)
+                )
             self._static_asked = uuids
             self._static_ask_at = self.clock() + self.cfg.import_.resync_s
         return with_statics(intent, rows, self._static_router_of)

@@ -48,7 +48,7 @@ def health(a: Agent) -> list[str]:
 def status_doc(a: Agent, now: float) -> dict[str, Any]:
     s = a.state
     fpm = a.fpm.counters
-    per_router = Counter(row.router for row in a.owned_rows())
+    per_router = a.imported_per_router()
     reasons = Counter(r.reason for r in s.rejected)
     apply = None
     if s.last_apply is not None:
@@ -71,7 +71,8 @@ def status_doc(a: Agent, now: float) -> dict[str, Any]:
                        ][:LIST_LIMIT],
         "advertised_total": len(s.announcements),
         "imported": {"total": s.routes_imported,
-                     "routers": [{"router": r, "table": s.routers.get(r), "rows": per_router[r]}
+                     "routers": [{"router": r, "table": s.routers.get(r),
+                                  "rows": per_router.get(r, 0)}
                                  for r in sorted(set(s.routers) | set(per_router))]},
         "rejected": [asdict(r) for r in s.rejected[:LIST_LIMIT]],
         "rejected_total": len(s.rejected),

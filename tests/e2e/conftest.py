@@ -27,20 +27,9 @@ class ImportLab:
     def routes(self, router: str = "GR_node1") -> dict[str, set[tuple[str, str]]]:
         """prefix -> {(nexthop, output_port)} of the rows ovn-frr owns on ``router``."""
         assert self.lab.ovn is not None
-        out = self.lab.ovn.nbctl(
-            "--format=csv", "--data=bare", "--no-headings",
-            "--columns=ip_prefix,nexthop,output_port,external_ids",
-            "list", "Logical_Router_Static_Route",
-        )  # fmt: skip
-        owned = set(self.lab.ovn.nbctl("--bare", "--columns=static_routes", "list",
-                                       "Logical_Router", router).split())  # fmt: skip
-        uuids = self.lab.ovn.nbctl("--bare", "--columns=_uuid", "list",
-                                   "Logical_Router_Static_Route").split()  # fmt: skip
         result: dict[str, set[tuple[str, str]]] = {}
-        for uuid, line in zip(uuids, out.splitlines(), strict=True):
-            prefix, nexthop, port, ext = line.split(",", 3)
-            if uuid in owned and "ovn-frr:chassis=node1" in ext:
-                result.setdefault(prefix, set()).add((nexthop, port))
+        for prefix, nexthop, port in self.lab.ovn.owned_rows(router, "node1"):
+            result.setdefault(prefix, set()).add((nexthop, port))
         return result
 
     def restart_agent(self) -> None:

@@ -6,7 +6,7 @@ import ipaddress
 
 import pytest
 
-from ovn_frr.core.importer import DecisionCache, diff_routes, plan_import
+from ovn_frr.core.importer import DecisionCache, OwnedRows, diff_routes, plan_import
 from ovn_frr.core.model import (
     DesiredRoute,
     Hop,
@@ -184,7 +184,7 @@ def test_vrf_table_selection() -> None:
 
 def test_max_prefix_keeps_existing_and_adds_nothing_new() -> None:
     snap = rib(*((f"198.51.100.{i * 4}/30", (Hop(TOR1, 2),)) for i in range(5)))
-    existing = (OwnedRoute("u1", "GR_node1", "198.51.100.16/30", "10.255.0.2", "rtoe-GR_node1"),)
+    existing = (OwnedRoute.of("u1", "GR_node1", "198.51.100.16/30", "10.255.0.2", "rtoe-GR_node1"),)
     p = plan_import(OvnSnapshot((GR,), OWNED, existing), snap, ImportPolicy(max_prefix=3))
     assert {r.prefix for r in p.routes} == {
         "198.51.100.16/30",
@@ -201,14 +201,31 @@ def test_diff_keeps_valid_rows_and_removes_duplicates() -> None:
     keep = DesiredRoute("GR", "198.51.100.0/24", "10.255.0.2", "p1")
     new = DesiredRoute("GR", "198.51.100.0/24", "10.255.1.2", "p2")
     rows = [
-        OwnedRoute("u1", "GR", "198.51.100.0/24", "10.255.0.2", "p1"),
-        OwnedRoute("u2", "GR", "198.51.100.0/24", "10.255.0.2", "p1"),  # duplicate
-        OwnedRoute("u3", "GR", "203.0.113.0/24", "10.255.0.2", "p1"),  # withdrawn
+        OwnedRoute.of("u1", "GR", "198.51.100.0/24", "10.255.0.2", "p1"),
+        OwnedRoute.of("u2", "GR", "198.51.100.0/24", "10.255.0.2", "p1"),  # duplicate
+        OwnedRoute.of("u3", "GR", "203.0.113.0/24", "10.255.0.2", "p1"),  # withdrawn
     ]
     d = diff_routes(frozenset({keep, new}), rows)
     assert d.add == (new,)
-    assert [r.uuid for r in d.delete] == ["u2", "u3"]
+    assert sorted(r.uuid for r in d.delete) == ["u2", "u3"]
     assert not diff_routes(frozenset({keep}), rows[:1])
+
+
+def test_owned_rows_index_follows_adds_and_removes() -> None:
+    keep = DesiredRoute("GR", "198.51.100.0/24", "10.255.0.2", "p1")
+    owned = OwnedRows([OwnedRoute("u1", keep), OwnedRoute("u2", keep)])  # u2 duplicates u1
+    assert (len(owned), dict(owned.routers())) == (2, {"GR": 2})
+    assert [r.uuid for r in diff_routes(frozenset({keep}), owned).delete] == ["u2"]
+    owned.remove("u1")  # the duplicate now stands for the route: nothing to do
+    assert not diff_routes(frozenset({keep}), owned)
+    owned.add(OwnedRoute("u3", DesiredRoute("LR", "203.0.113.0/24", "10.0.0.1", "")))
+    assert dict(owned.routers()) == {"GR": 1, "LR": 1}
+    assert owned.of_router("LR")[0].output_port is None
+    d = diff_routes(frozenset({keep}), owned)
+    assert [r.uuid for r in d.delete] == ["u3"] and not d.add
+    owned.remove("u3")
+    owned.remove("u3")  # unknown: nothing happens
+    assert [r.uuid for r in owned] == ["u2"] and dict(owned.routers()) == {"GR": 1}
 
 
 def test_decision_cache_gives_the_same_plan_and_follows_changes() -> None:

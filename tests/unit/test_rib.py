@@ -18,13 +18,13 @@ GW2 = ipaddress.ip_address("10.255.1.2")
 
 def add(prefix: str = "198.51.100.0/24", *gws: str, nh_id: int | None = None) -> RouteMessage:
     hops = tuple(NextHop(ipaddress.ip_address(g), 2) for g in gws)
-    return RouteMessage(True, False, ipaddress.ip_network(prefix), 254, 186, "unicast", hops,
+    return RouteMessage(True, False, str(ipaddress.ip_network(prefix)), 254, 186, "unicast", hops,
                         nh_id, 20)  # fmt: skip
 
 
 def delete(prefix: str = "198.51.100.0/24") -> RouteMessage:
-    return RouteMessage(False, False, ipaddress.ip_network(prefix), 254, 186, "unspec", (), None,
-                        None)  # fmt: skip
+    net = str(ipaddress.ip_network(prefix))
+    return RouteMessage(False, False, net, 254, 186, "unspec", (), None, None)
 
 
 def gws(snap: RibSnapshot, prefix: str = "198.51.100.0/24") -> set[str]:

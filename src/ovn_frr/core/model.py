@@ -63,17 +63,6 @@ class RouterPort:
 
 
 @dataclass(frozen=True, slots=True)
-class OwnedRoute:
-    """A Logical_Router_Static_Route row that carries this chassis' ownership marker."""
-
-    uuid: str
-    router: str
-    prefix: str
-    nexthop: str
-    output_port: str | None
-
-
-@dataclass(frozen=True, slots=True)
 class Router:
     name: str
     options: Mapping[str, str]
@@ -103,6 +92,38 @@ class DesiredRoute(NamedTuple):
     prefix: str
     nexthop: str
     output_port: str
+
+
+@dataclass(frozen=True, slots=True)
+class OwnedRoute:
+    """A Logical_Router_Static_Route row that carries this chassis' ownership marker: its
+    UUID and what it routes (``output_port`` "" when the row has none). For the rows ovn-frr
+    writes, ``route`` is the very DesiredRoute the plan produced (shared, not copied)."""
+
+    uuid: str
+    route: DesiredRoute
+
+    @classmethod
+    def of(
+        cls, uuid: str, router: str, prefix: str, nexthop: str, output_port: str | None
+    ) -> OwnedRoute:
+        return cls(uuid, DesiredRoute(router, prefix, nexthop, output_port or ""))
+
+    @property
+    def router(self) -> str:
+        return self.route.router
+
+    @property
+    def prefix(self) -> str:
+        return self.route.prefix
+
+    @property
+    def nexthop(self) -> str:
+        return self.route.nexthop
+
+    @property
+    def output_port(self) -> str | None:
+        return self.route.output_port or None
 
 
 @dataclass(frozen=True, slots=True, order=True)

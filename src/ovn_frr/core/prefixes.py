@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 import ipaddress
+import socket
 from collections.abc import Iterable, Mapping
 
 from ovn_frr.core.model import Network
@@ -32,12 +33,14 @@ class PrefixIndex:
 
     def overlapping(self, net: Network) -> tuple[Network, str] | None:
         """A member that contains ``net`` (the longest such) or lies inside it, with its label."""
-        v = net.version
-        bits = net.max_prefixlen
-        addr = int(net.network_address)
+        return self.overlapping_key(net.version, int(net.network_address), net.prefixlen)
+
+    def overlapping_key(self, v: int, addr: int, prefixlen: int) -> tuple[Network, str] | None:
+        """:meth:`overlapping` for a prefix given as (version, network address, length)."""
+        bits = 32 if v == 4 else 128
         # a member that contains net (or equals it), the most specific first
         for length in reversed(self._lengths[v]):
-            if length > net.prefixlen:
+            if length > prefixlen:
                 continue
             mask = ((1 << length) - 1) << (bits - length) if length else 0
             key = (v, addr & mask, length)
@@ -46,10 +49,19 @@ class PrefixIndex:
         # a member inside net: its first address falls in [net.first, net.last]
         first = self._first[v]
         i = bisect.bisect_left(first, addr)
-        if i < len(first) and first[i] <= int(net.broadcast_address):
+        if i < len(first) and first[i] <= addr | ((1 << (bits - prefixlen)) - 1):
             start, _end, length = self._sorted[v][i]
             return _net(v, start, length), self._label[(v, start, length)]
         return None
+
+
+def prefix_key(prefix: str) -> tuple[int, int, int]:
+    """(version, network address as an integer, length) of prefix text ("192.0.2.0/24");
+    a fraction of the cost of an ipaddress network (a route's first decision needs it)."""
+    addr, _, length = prefix.partition("/")
+    if ":" in addr:
+        return 6, int.from_bytes(socket.inet_pton(socket.AF_INET6, addr), "big"), int(length)
+    return 4, int.from_bytes(socket.inet_aton(addr), "big"), int(length)
 
 
 def _net(version: int, addr: int, length: int) -> Network:

@@ -79,7 +79,9 @@ class RouteMessage:
 
     add: bool
     replace: bool
-    prefix: Network
+    #: normalized text, host bits cleared ("198.51.100.0/24"): what the RIB keys on and the
+    #: rows carry, without an ipaddress object per route on the hot path
+    prefix: str
     table: int
     protocol: int
     kind: str
@@ -141,6 +143,21 @@ def _addr(family: int, raw: bytes) -> Address:
     raise FramingError(f"bad address for family {family}", raw)
 
 
+def prefix_text(family: int, raw: bytes, length: int) -> str | None:
+    """``raw``/``length`` as normalized text (host bits cleared, ipaddress's notation), or
+    None if they do not make a prefix of ``family``. No RTA_DST means the default route."""
+    size = 4 if family == socket.AF_INET else 16
+    if not raw:
+        raw = bytes(size)
+    if len(raw) != size or length > size * 8:
+        return None
+    bits = size * 8
+    value = int.from_bytes(raw, "big") & (((1 << length) - 1) << (bits - length))
+    if family == socket.AF_INET:
+        return f"{socket.inet_ntop(socket.AF_INET, value.to_bytes(4, 'big'))}/{length}"
+    return str(ipaddress.IPv6Network((value, length)))
+
+
 def _via(raw: bytes) -> Address:
     if len(raw) < 2:
         raise FramingError("short RTA_VIA", raw)
@@ -172,14 +189,14 @@ def decode_route(mtype: int, flags: int, body: bytes) -> RouteMessage:
     family, dst_len, _src_len, _tos, table, protocol, _scope, rtype, _f = RTMSG.unpack_from(body)
     if family not in (socket.AF_INET, socket.AF_INET6):
         raise FramingError(f"route family {family}", body[:16])
-    dst: Address = _addr(family, bytes(4 if family == socket.AF_INET else 16))
+    dst = b""
     gw: Address | None = None
     oif = 0
     nexthops: tuple[NextHop, ...] = ()
     nh_id = priority = None
     for atype, value in _attrs(body, RTMSG.size):
         if atype == RTA_DST:
-            dst = _addr(family, value)
+            dst = value
         elif atype == RTA_GATEWAY:
             gw = _addr(family, value)
         elif atype == RTA_VIA:
@@ -196,10 +213,9 @@ def decode_route(mtype: int, flags: int, body: bytes) -> RouteMessage:
             nexthops = _multipath(family, value)
     if not nexthops and (gw is not None or oif):
         nexthops = (NextHop(gw, oif),)
-    try:
-        prefix = ipaddress.ip_network(f"{dst}/{dst_len}", strict=False)
-    except ValueError:
-        raise FramingError(f"bad prefix length {dst_len}", body[:16]) from None
+    prefix = prefix_text(family, dst, dst_len)
+    if prefix is None:
+        raise FramingError(f"bad destination ({len(dst)} bytes) /{dst_len}", body[:32])
     return RouteMessage(
         add=mtype == RTM_NEWROUTE,
         replace=bool(flags & NLM_F_REPLACE),

@@ -49,6 +49,8 @@ class Rib:
         self.replay_hold = replay_hold
         self._connected_at = 0.0
         self._routes: dict[Key, _Entry] = {}
+        #: table -> prefix -> the resolved route: what snapshot() copies (a dict copy per table)
+        self._tables: dict[int, dict[str, RibRoute]] = defaultdict(dict)
         self._nexthops: dict[int, NexthopMessage] = {}
         #: next-hop id -> routes and groups that reference it
         self._nh_users: dict[int, set[Key]] = defaultdict(set)
@@ -56,6 +58,8 @@ class Rib:
         self._pending_del: dict[Key, float] = {}
         #: one object per distinct next-hop set (most routes share a few): memory at scale
         self._hopsets: dict[frozenset[Hop], frozenset[Hop]] = {}
+        #: next-hop id -> its resolved hop set, while no next-hop message changes anything
+        self._resolved: dict[int, frozenset[Hop]] = {}
         self._stale: set[Key] | None = None
         self._last_message = 0.0
         self.version = 0
@@ -70,6 +74,7 @@ class Rib:
         self._connected_at = now
         # next-hop ids belong to one zebra run; routes keep their last resolution meanwhile
         self._nexthops.clear()
+        self._resolved.clear()
         self._nh_users.clear()
         self._group_users.clear()
         self._last_message = now
@@ -83,7 +88,7 @@ class Rib:
         self._last_message = now
 
     def _route(self, m: RouteMessage, now: float) -> None:
-        key = (m.table, str(m.prefix))
+        key = (m.table, m.prefix)
         if not m.add:
             if key in self._routes:
                 self._pending_del[key] = now
@@ -102,6 +107,7 @@ class Rib:
             self._set(key, entry, hops)
 
     def _nexthop(self, m: NexthopMessage) -> None:
+        self._resolved.clear()
         if not m.add:
             self._nexthops.pop(m.id, None)
             return
@@ -117,18 +123,26 @@ class Rib:
                     self._resolve(key, entry)
 
     def _hops(self, nh_id: int) -> frozenset[Hop] | None:
+        hops = self._resolved.get(nh_id)
+        if hops is None:
+            hops = self._resolve_id(nh_id)
+            if hops is not None:
+                self._resolved[nh_id] = hops
+        return hops
+
+    def _resolve_id(self, nh_id: int) -> frozenset[Hop] | None:
         nh = self._nexthops.get(nh_id)
         if nh is None:
             return None
         if not nh.group:
             return frozenset({Hop(nh.gateway, nh.ifindex)})
-        hops = set()
+        members = set()
         for member, weight in nh.group:
             m = self._nexthops.get(member)
             if m is None:
                 return None  # a member is still to come
-            hops.add(Hop(m.gateway, m.ifindex, weight))
-        return frozenset(hops)
+            members.add(Hop(m.gateway, m.ifindex, weight))
+        return frozenset(members)
 
     def _resolve(self, key: Key, entry: _Entry) -> None:
         assert entry.nh_id is not None
@@ -143,6 +157,7 @@ class Rib:
         route = RibRoute(key[0], key[1], entry.protocol, entry.kind, hops)
         if route != entry.route:
             entry.route = route
+            self._tables[key[0]][key[1]] = route
             self.version += 1
 
     # --- time --------------------------------------------------------------------------------
@@ -176,6 +191,7 @@ class Rib:
         if entry.nh_id is not None:
             self._nh_users[entry.nh_id].discard(key)
         if entry.route is not None:
+            del self._tables[key[0]][key[1]]
             self.version += 1
 
     # --- output ------------------------------------------------------------------------------
@@ -185,15 +201,12 @@ class Rib:
         return self._stale is not None
 
     def snapshot(self) -> RibSnapshot:
-        tables: dict[int, dict[str, RibRoute]] = defaultdict(dict)
-        for (table, prefix), entry in self._routes.items():
-            if entry.route is not None:
-                tables[table][prefix] = entry.route
-        return RibSnapshot(dict(tables), replaying=self.replaying)
+        tables = {table: dict(routes) for table, routes in self._tables.items() if routes}
+        return RibSnapshot(tables, replaying=self.replaying)
 
     def lookup(self, prefix: str) -> list[RibRoute]:
         """The routes for one prefix, in every table (for trace)."""
-        return [e.route for (_t, p), e in self._routes.items() if p == prefix and e.route]
+        return [routes[prefix] for routes in self._tables.values() if prefix in routes]
 
     def __len__(self) -> int:
         return len(self._routes)

@@ -55,7 +55,7 @@ class FpmListener:
         live: set[str] = set()
         with self._lock:
             for m in self.routes:
-                (live.add if m.add else live.discard)(str(m.prefix))
+                (live.add if m.add else live.discard)(m.prefix)
         return live
 
     def close(self) -> None:

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -89,17 +88,28 @@ class OvnCentral:
         except OvnError as exc:
             raise LabError(f"{remote}: {exc}") from None
 
+    def owned_rows(self, router: str, chassis: str) -> list[tuple[str, str, str]]:
+        """(prefix, next hop, output port) of the static routes on ``router`` that ovn-frr
+        wrote for ``chassis``, read in one transaction (the agent may be writing meanwhile)."""
+        rows, routers = self.transact([
+            {"op": "select", "table": bulk.LRSR,
+             "where": [["external_ids", "includes", ["map", [[bulk.MARK, chassis]]]]],
+             "columns": ["_uuid", "ip_prefix", "nexthop", "output_port"]},
+            {"op": "select", "table": "Logical_Router", "where": [["name", "==", router]],
+             "columns": ["static_routes"]},
+        ])  # fmt: skip
+        linked = {ref[1] for lr in routers["rows"] for ref in bulk.atoms(lr["static_routes"])}
+        return [
+            (r["ip_prefix"], r["nexthop"], "".join(p for p in bulk.atoms(r["output_port"])))
+            for r in rows["rows"]
+            if r["_uuid"][1] in linked
+        ]
+
     def owned_routes(self, router: str, chassis: str) -> dict[str, set[str]]:
-        """prefix -> next hops of the static routes on ``router`` that ovn-frr wrote for
-        ``chassis`` (``external_ids:ovn-frr:chassis``)."""
-        rows = self.nbctl("--format=json", "--columns=_uuid,ip_prefix,nexthop,external_ids",
-                          "list", "Logical_Router_Static_Route")  # fmt: skip
-        linked = set(self.nbctl("--bare", "--columns=static_routes", "list", "Logical_Router",
-                                router).split())  # fmt: skip
+        """prefix -> next hops of :meth:`owned_rows`."""
         out: dict[str, set[str]] = {}
-        for uuid, prefix, nexthop, ext in json.loads(rows)["data"]:
-            if uuid[1] in linked and ["ovn-frr:chassis", chassis] in ext[1]:
-                out.setdefault(prefix, set()).add(nexthop)
+        for prefix, nexthop, _port in self.owned_rows(router, chassis):
+            out.setdefault(prefix, set()).add(nexthop)
         return out
 
     def sbctl(self, *args: str) -> str:
