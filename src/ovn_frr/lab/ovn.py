@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ovn_frr.lab.proc import LabError, read_pid, run, wait_for
+from ovn_frr.lab.proc import LabError, kill_pids, read_pid, run, wait_for
 from ovn_frr.ovn import bulk
 from ovn_frr.ovn.db import OvnError
 
@@ -22,9 +22,11 @@ def _env(rundir: Path) -> dict[str, str]:
             "OVN_DBDIR": d, "OVS_SYSCONFDIR": d}  # fmt: skip
 
 
-def _ovsdb_server(netns: str, rundir: Path, name: str, schema: Path) -> None:
+def _ovsdb_server(netns: str, rundir: Path, name: str, schema: Path | None) -> None:
+    """Start ovsdb-server for ``name``; with a ``schema``, on a new database."""
     db = rundir / f"{name}.db"
-    run(["ovsdb-tool", "create", str(db), str(schema)])
+    if schema is not None:
+        run(["ovsdb-tool", "create", str(db), str(schema)])
     run(
         [
             "ovsdb-server", "--detach", "--no-chdir",
@@ -68,6 +70,16 @@ class OvnCentral:
             env=_env(self.rundir),
         )  # fmt: skip
         wait_for(self.northd_active, timeout=20, what="ovn-northd active")
+
+    def stop_nb(self) -> None:
+        """Stop the NB ovsdb-server (its database file stays): an outage of NB."""
+        pid = read_pid(self.rundir / "nb.pid")
+        if pid is not None:
+            kill_pids([pid])
+
+    def start_nb(self) -> None:
+        """Start the NB ovsdb-server again on the database it had."""
+        _ovsdb_server(self.netns, self.rundir, "nb", None)
 
     def northd_active(self) -> bool:
         out = run(["ovn-appctl", "-t", str(self.rundir / "northd.ctl"), "status"], check=False)
