@@ -123,8 +123,9 @@ class Agent:
         self.fpm = FpmServer(self.rib, self._wake.set, clock)
         self._reported: set[tuple[str, str, str]] = set()
         self.writer = BulkWriter(nb.remote, chassis)
-        #: this chassis' route rows (uuid -> row): read at start and on every resync, then
-        #: kept from the writer's own results (the IDL does not monitor that table)
+        #: this chassis' route rows: read at start and when a resync finds them changed, then
+        #: kept from the writer's own writes, the one in flight included (the IDL does not
+        #: monitor them)
         self._owned: OwnedRows | None = None
         self._resync_at = 0.0
         #: the route write in flight (at most one); its connection is the writer's, which
@@ -320,8 +321,9 @@ class Agent:
         """While a write is in flight, start the next plan only so that it ends about when
         that write lands: a plan made early would leave out what arrives meanwhile and go
         out as a small write of its own, delaying the rest (measured during a 100k import:
-        writes alternated 16k, 1.5k, 22k, 6k rows)."""
-        if self._writing is None:
+        writes alternated 16k, 1.5k, 22k, 6k rows). An intent change in OVN does not wait:
+        the pass applies it to FRR before it plans."""
+        if self._writing is None or self._ovn_changed:
             return
         delay = self._write_eta - self._plan_s - self.clock()
         if delay > 0:

@@ -69,6 +69,7 @@ def test_ovn_trace_leaves_toward_the_learned_next_hop(imp: ImportLab) -> None:
     assert 'outport = "rtoe-GR_node1"' in out
     assert '/* output to "rtoe-GR_node1", type "l3gateway" */' in out
     imp.lab.announcer("tor1").withdraw([p])
+    wait_for(lambda: p not in imp.routes(), timeout=20, what=f"{p} gone from NB")
 
 
 def test_hijack_guard(imp: ImportLab) -> None:
@@ -108,6 +109,7 @@ def test_hijack_guard(imp: ImportLab) -> None:
                for x in story), story  # fmt: skip
     assert any(x.startswith("OVN: row ") and "on GR_node1" in x for x in story), story
     imp.lab.announcer("tor1").withdraw([own_subnet, pod, nat, control])
+    wait_for(lambda: control not in imp.routes(), timeout=20, what=f"{control} gone from NB")
 
 
 def test_ipv6_and_dual_stack(imp: ImportLab) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import ipaddress
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ovn_frr.core.importer import DecisionCache, OwnedRows, diff_routes, plan_import
 from ovn_frr.core.model import (
@@ -19,6 +21,8 @@ from ovn_frr.core.model import (
     Router,
     RouterPort,
 )
+from ovn_frr.fpm.netlink import NextHop, RouteMessage
+from ovn_frr.fpm.rib import Rib
 
 ip = ipaddress.ip_address
 net = ipaddress.ip_network
@@ -263,3 +267,48 @@ def test_decision_cache_follows_route_changes_and_removals() -> None:
     off = OvnSnapshot((Router(GR.name, {}, GR.ports, True, GR.uuid),), OWNED)
     assert not plan_import(off, one, ImportPolicy(), cache).routes
     assert plan_import(ovn, one, ImportPolicy(), cache) == plan_import(ovn, one, ImportPolicy())
+
+
+POOL = ["198.51.100.0/24", "203.0.113.0/24", "10.244.1.5/32", "192.0.2.0/25", "0.0.0.0/0",
+        "198.18.0.0/15", "10.244.0.0/16"]  # fmt: skip
+GATEWAYS = [("10.255.0.2",), ("10.255.1.2",), ("10.255.0.2", "10.255.1.2"), ("192.0.2.1",)]
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["add", "add", "delete", "connected", "skip", "unown"]),
+            st.sampled_from(POOL),
+            st.sampled_from(GATEWAYS),
+        ),
+        max_size=40,
+    )
+)
+@settings(max_examples=200, deadline=None)
+def test_a_pass_that_decides_only_what_changed_equals_a_full_pass(
+    steps: list[tuple[str, str, tuple[str, ...]]],
+) -> None:
+    """The incremental path (a snapshot following the last one) against a fresh full plan,
+    after every step; a skipped snapshot and a change of what OVN owns force full passes."""
+    rib_ = Rib(coalesce=0.0)
+    cache = DecisionCache()
+    owned = dict(OWNED)
+    for i, (op, prefix, gws) in enumerate(steps):
+        protocol = 2 if op == "connected" else 186
+        if op in ("add", "connected"):
+            hops = tuple(NextHop(ip(g), 2) for g in gws)
+            msg = RouteMessage(True, False, prefix, 254, protocol, "unicast", hops, None, 20)
+            rib_.apply([msg], now=float(i))
+        elif op == "delete":
+            msg = RouteMessage(False, False, prefix, 254, 186, "unspec", (), None, None)
+            rib_.apply([msg], now=float(i))
+        elif op == "skip":
+            rib_.snapshot()  # a snapshot this cache never sees: the next pass is a full one
+        else:
+            owned = {k: v for k, v in owned.items() if str(k) != prefix}
+        rib_.tick(float(i) + 1)
+        snap = rib_.snapshot()
+        ovn = OvnSnapshot((GR,), owned)
+        assert plan_import(ovn, snap, ImportPolicy(), cache) == plan_import(
+            ovn, snap, ImportPolicy()
+        )

@@ -11,7 +11,8 @@ import itertools
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, field
 
 from ovn_frr.core.model import (
     MAIN_TABLE,
@@ -110,24 +111,37 @@ def _contains(port: RouterPort, addr: Address) -> bool:
 
 Decision = tuple[DesiredRoute, ...] | Rejection
 
+#: the next hops of a hop set as (nexthop, output port) rows, or why none is usable
+HopRows = tuple[tuple[str, str], ...] | str
 
-#: per router: prefix -> (the RibRoute decided on, the decision)
-Memo = dict[str, tuple[RibRoute, Decision]]
+
+@dataclass(slots=True)
+class _RouterMemo:
+    """What the passes for one router decided so far (see :class:`DecisionCache`)."""
+
+    ctx: tuple[Router, Mapping[Network, str], ImportPolicy]
+    #: prefix -> (the RibRoute decided on, the decision)
+    decisions: dict[str, tuple[RibRoute, Decision]] = field(default_factory=dict)
+    #: the decisions split by outcome: what the router gets, what it does not
+    accepted: dict[str, tuple[DesiredRoute, ...]] = field(default_factory=dict)
+    rejects: dict[str, Rejection] = field(default_factory=dict)
+    #: (hop set, IP version of the prefix) -> its rows (see _hop_rows)
+    hops: dict[tuple[frozenset[Hop], int], HopRows] = field(default_factory=dict)
+    #: the RIB snapshot (serial, table) these reflect; (0, 0): none
+    seen: tuple[int, int] = (0, 0)
 
 
 class DecisionCache:
-    """Memo of per-route decisions, valid while the router, the prefixes OVN owns and the
-    policy stay the same; makes a pass over an unchanged RIB cost a dict lookup per route.
-    An entry is reused while the RIB still holds the very same RibRoute object for that prefix
-    (the RIB keeps an unchanged route's object across snapshots). The memo is updated in place:
-    a pass over an unchanged RIB allocates nothing per route; entries of prefixes that left
-    the table are dropped."""
+    """Per router, the decisions of earlier passes, valid while the router, the prefixes OVN
+    owns and the policy stay the same. A pass whose RIB snapshot directly follows the one of
+    the pass before (``RibSnapshot.serial``) decides only the prefixes that snapshot names as
+    changed: its cost follows the change, not the table (a 100k-route import runs ~20 passes).
+    Any other snapshot gets a full pass, which reuses a decision while the RIB holds the very
+    same RibRoute object for that prefix. The result is the same either way (a unit test
+    checks it on random change sequences)."""
 
     def __init__(self) -> None:
-        self._ctx: dict[str, tuple[Router, Mapping[Network, str], ImportPolicy]] = {}
-        self._memo: dict[str, Memo] = {}
-        #: per router: (hop set, IP version of the prefix) -> its rows (see _hop_rows)
-        self._hops: dict[str, dict[tuple[frozenset[Hop], int], HopRows]] = {}
+        self._routers: dict[str, _RouterMemo] = {}
         self._index: tuple[Mapping[Network, str], PrefixIndex] | None = None
 
     def index(self, owned: Mapping[Network, str]) -> PrefixIndex:
@@ -135,33 +149,26 @@ class DecisionCache:
             self._index = (owned, PrefixIndex(owned))
         return self._index[1]
 
-    def memo(self, router: Router, owned: Mapping[Network, str], policy: ImportPolicy) -> Memo:
+    def router(
+        self, router: Router, owned: Mapping[Network, str], policy: ImportPolicy
+    ) -> _RouterMemo:
         ctx = (router, owned, policy)
-        if self._ctx.get(router.name) != ctx:
-            self._ctx[router.name] = ctx
-            self._memo[router.name] = {}
-            self._hops[router.name] = {}
-        return self._memo[router.name]
-
-    def hop_memo(self, router: str) -> dict[tuple[frozenset[Hop], int], HopRows]:
-        """Valid as long as the memo of :meth:`memo` (reset with it); bounded, hop sets come
-        and go with next-hop changes."""
-        memo = self._hops[router]
-        if len(memo) > 10_000:
-            memo.clear()
+        memo = self._routers.get(router.name)
+        if memo is None or memo.ctx != ctx:
+            memo = self._routers[router.name] = _RouterMemo(ctx)
+        if len(memo.hops) > 10_000:  # hop sets come and go with next-hop changes
+            memo.hops.clear()
         return memo
 
     def decided(self, prefix: str) -> list[Decision]:
         """What the last pass decided for ``prefix``, in every router (for trace)."""
-        return [hit[1] for memo in self._memo.values() if (hit := memo.get(prefix))]
+        return [hit[1] for m in self._routers.values() if (hit := m.decisions.get(prefix))]
 
     def forget_others(self, routers: Iterable[str]) -> None:
         """Drop the memos of routers that no longer learn here."""
         keep = set(routers)
-        for name in [n for n in self._memo if n not in keep]:
-            del self._memo[name]
-            self._ctx.pop(name, None)
-            self._hops.pop(name, None)
+        for name in [n for n in self._routers if n not in keep]:
+            del self._routers[name]
 
 
 def plan_import(
@@ -173,47 +180,58 @@ def plan_import(
     allowed = PrefixIndex(policy.allow_overlap)
     desired: set[DesiredRoute] = set()
     for name, (router, table) in sorted(routers.items()):
-        matcher = _PortMatcher.of(router)
-        memo = cache.memo(router, ovn.owned_prefixes, policy)
-        hop_rows = _HopRowsMemo(matcher, policy, cache.hop_memo(name))
-
-        accepted: dict[str, tuple[DesiredRoute, ...]] = {}
+        memo = cache.router(router, ovn.owned_prefixes, policy)
+        hop_rows = _HopRowsMemo(_PortMatcher.of(router), policy, memo.hops)
         routes = rib.table(table)
-        candidates = 0
-        for prefix, route in routes.items():
-            if route.protocol not in policy.protocols:
-                continue  # connected, kernel, ...: never candidates, not "rejected"
-            candidates += 1
-            hit = memo.get(prefix)
+        changed = _changed_since(memo.seen, rib, table)
+        if changed is None:  # a full pass
+            memo.accepted.clear()
+            memo.rejects.clear()
+            changed = routes.keys() | memo.decisions.keys()
+        for prefix in changed:
+            route = routes.get(prefix)
+            if route is None or route.protocol not in policy.protocols:
+                # gone, or connected, kernel, ...: never candidates, not "rejected"
+                memo.decisions.pop(prefix, None)
+                memo.accepted.pop(prefix, None)
+                memo.rejects.pop(prefix, None)
+                continue
+            hit = memo.decisions.get(prefix)
             if hit is not None and hit[0] is route:
                 result = hit[1]
             else:
                 result = _decide(name, route, hop_rows, owned, allowed, policy)
-                memo[prefix] = (route, result)
+                memo.decisions[prefix] = (route, result)
             if isinstance(result, Rejection):
-                rejected.append(result)
+                memo.rejects[prefix] = result
+                memo.accepted.pop(prefix, None)
             else:
-                accepted[result[0].prefix] = result
-        if len(memo) > candidates:  # prefixes left the table (or changed protocol)
-            for prefix in [
-                p
-                for p, (r, _d) in memo.items()
-                if routes.get(p) is not r or r.protocol not in policy.protocols
-            ]:
-                del memo[prefix]  # fmt: skip
-        if len(accepted) <= policy.max_prefix:
-            desired.update(itertools.chain.from_iterable(accepted.values()))
+                memo.accepted[prefix] = result
+                memo.rejects.pop(prefix, None)
+        memo.seen = (rib.serial, table)
+        rejected.extend(memo.rejects.values())
+        if len(memo.accepted) <= policy.max_prefix:
+            desired.update(itertools.chain.from_iterable(memo.accepted.values()))
         else:
             existing = {row.prefix for row in ovn.routes if row.router == name}
-            desired.update(_limit(name, accepted, existing, policy.max_prefix, rejected))
+            desired.update(_limit(name, memo.accepted, existing, policy.max_prefix, rejected))
     cache.forget_others(routers)
     return ImportPlan(
         frozenset(desired), tuple(sorted(rejected)), {n: t for n, (_r, t) in routers.items()}
     )
 
 
-#: the next hops of a hop set as (nexthop, output port) rows, or why none is usable
-HopRows = tuple[tuple[str, str], ...] | str
+def _changed_since(seen: tuple[int, int], rib: RibSnapshot, table: int) -> AbstractSet[str] | None:
+    """The prefixes of ``table`` that changed since the snapshot ``seen`` (serial, table), or
+    None if that is not known (then every prefix is looked at)."""
+    serial, seen_table = seen
+    if not serial or seen_table != table or rib.changed is None:
+        return None
+    if rib.serial == serial:
+        return frozenset()  # the very same snapshot
+    if rib.serial == serial + 1:
+        return rib.changed.get(table, frozenset())
+    return None
 
 
 def _decide(

@@ -45,6 +45,11 @@ class RibSnapshot:
     tables: Mapping[int, Mapping[str, RibRoute]] = field(default_factory=dict)
     #: True while a (re)connect replay is still under way (stale routes are kept meanwhile).
     replaying: bool = False
+    #: This snapshot's number from its RIB (0: none), and the prefixes per table that
+    #: changed since the snapshot numbered one less (None: not known). Lets a pass decide
+    #: only what changed (see core.importer.DecisionCache).
+    serial: int = 0
+    changed: Mapping[int, frozenset[str]] | None = None
 
     def table(self, table_id: int) -> Mapping[str, RibRoute]:
         return self.tables.get(table_id, {})

@@ -51,6 +51,9 @@ class Rib:
         self._routes: dict[Key, _Entry] = {}
         #: table -> prefix -> the resolved route: what snapshot() copies (a dict copy per table)
         self._tables: dict[int, dict[str, RibRoute]] = defaultdict(dict)
+        #: table -> prefixes whose route changed since the last snapshot, and its number
+        self._changed: dict[int, set[str]] = defaultdict(set)
+        self._serial = 0
         self._nexthops: dict[int, NexthopMessage] = {}
         #: next-hop id -> routes and groups that reference it
         self._nh_users: dict[int, set[Key]] = defaultdict(set)
@@ -158,6 +161,7 @@ class Rib:
         if route != entry.route:
             entry.route = route
             self._tables[key[0]][key[1]] = route
+            self._changed[key[0]].add(key[1])
             self.version += 1
 
     # --- time --------------------------------------------------------------------------------
@@ -192,6 +196,7 @@ class Rib:
             self._nh_users[entry.nh_id].discard(key)
         if entry.route is not None:
             del self._tables[key[0]][key[1]]
+            self._changed[key[0]].add(key[1])
             self.version += 1
 
     # --- output ------------------------------------------------------------------------------
@@ -202,7 +207,10 @@ class Rib:
 
     def snapshot(self) -> RibSnapshot:
         tables = {table: dict(routes) for table, routes in self._tables.items() if routes}
-        return RibSnapshot(tables, replaying=self.replaying)
+        self._serial += 1
+        changed = {table: frozenset(keys) for table, keys in self._changed.items() if keys}
+        self._changed.clear()
+        return RibSnapshot(tables, self.replaying, self._serial, changed)
 
     def lookup(self, prefix: str) -> list[RibRoute]:
         """The routes for one prefix, in every table (for trace)."""
