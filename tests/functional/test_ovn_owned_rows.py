@@ -6,7 +6,8 @@ from collections.abc import Callable
 
 from ovn_frr.core.importer import diff_routes
 from ovn_frr.core.model import DesiredRoute
-from ovn_frr.lab import Lab, LabSpec
+from ovn_frr.lab import Lab, LabSpec, wait_for
+from ovn_frr.lab.nbwatch import StaticRouteCount
 from ovn_frr.ovn.bulk import BulkWriter
 
 
@@ -18,12 +19,14 @@ def test_each_chassis_sweeps_only_its_own_rows(make_lab: Callable[[LabSpec], Lab
     nb("lr-route-add", "r1", "192.0.2.0/24", "10.0.0.254")  # the operator's own route
     router = {"r1": nb("--bare", "--columns=_uuid", "find", "Logical_Router", "name=r1")}
     a, b = BulkWriter(lab.ovn.nb, "chassis-a"), BulkWriter(lab.ovn.nb, "chassis-b")
+    count = StaticRouteCount(lab.ovn.nb)  # the benchmarks' observer, checked on the way
     try:
         want_a = frozenset({DesiredRoute("r1", "198.51.100.0/24", "10.0.0.1", "p1")})
         want_b = frozenset({DesiredRoute("r1", "198.51.100.0/24", "10.0.0.2", "p2"),
                             DesiredRoute("r1", "203.0.113.0/24", "10.0.0.2", "p2")})  # fmt: skip
         created_a, _ = a.apply(diff_routes(want_a, ()), router)
         created_b, _ = b.apply(diff_routes(want_b, ()), router)
+        wait_for(lambda: count.total() == 4, timeout=10, what="4 routes seen by the observer")
 
         # adoption: each sees exactly its own rows, by the UUIDs it created
         assert set(a.owned()) == {r.uuid for r in created_a}
@@ -40,6 +43,7 @@ def test_each_chassis_sweeps_only_its_own_rows(make_lab: Callable[[LabSpec], Lab
         assert a.owned() == {}
         assert (a.count_owned(), b.count_owned()) == (0, 2)
         assert set(b.owned()) == {r.uuid for r in created_b}
+        wait_for(lambda: count.total() == 3, timeout=10, what="3 routes seen by the observer")
         rows = {tuple(line.split()[:2]) for line in nb("lr-route-list", "r1").splitlines()[2:]}
         assert rows == {
             ("192.0.2.0/24", "10.0.0.254"),
@@ -47,5 +51,6 @@ def test_each_chassis_sweeps_only_its_own_rows(make_lab: Callable[[LabSpec], Lab
             ("203.0.113.0/24", "10.0.0.2"),
         }
     finally:
+        count.close()
         a.close()
         b.close()
