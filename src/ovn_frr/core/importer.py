@@ -304,7 +304,7 @@ def _limit(
     rejected: list[Rejection],
 ) -> Iterable[DesiredRoute]:
     """Max-prefix: beyond ``limit`` nothing new is added; what OVN already has stays."""
-    keep = [p for p in accepted if p in existing][:limit]
+    keep = sorted((p for p in accepted if p in existing), key=_prefix_order)[:limit]
     new = sorted((p for p in accepted if p not in existing), key=_prefix_order)
     room = limit - len(keep)
     keep += new[:room]

@@ -4,8 +4,9 @@ Measured on these machines (OVN 23.03, 10k rows): an IDL transaction took 9.6 s,
 ``transact`` of the same rows through ``ovs.jsonrpc`` 0.8 s; and the IDL spends ~0.4 ms per
 row digesting the echo of such a write. So the IDL does not monitor this table at all: the
 rows this chassis owns are read here with one ``select`` (at start, after any failed write, and
-when a periodic count disagrees) and kept up to date from the results of this writer's own
-transactions.
+when a periodic count disagrees) and otherwise known from what this writer wrote: each row's
+UUID is chosen here (``insert`` with ``uuid``, OVS >= 2.13), so the caller knows a row before
+its transaction lands and can plan the next change meanwhile.
 
 Rows are inserted with ``external_ids:ovn-frr:chassis=<chassis>`` and
 ``external_ids:ovn-frr:owner=ovn-frr`` (the constant pair lets the NB IDL monitor exactly the
