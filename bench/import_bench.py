@@ -50,7 +50,12 @@ def cpu_s(pid: int | None) -> float:
     """User + system CPU seconds of a process so far."""
     if pid is None:
         return float("nan")
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return _stat_cpu(Path(f"/proc/{pid}/stat").read_text())
+
+
+def _stat_cpu(stat: str) -> float:
+    """User + system CPU seconds from the text of /proc/PID/stat."""
+    fields = stat.rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
@@ -71,9 +76,7 @@ def cpu_by_comm() -> dict[str, float]:
         except OSError:
             continue
         comm = text[text.index("(") + 1 : text.rindex(")")]
-        fields = text.rsplit(")", 1)[1].split()
-        cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-        out[comm] = out.get(comm, 0.0) + cpu
+        out[comm] = out.get(comm, 0.0) + _stat_cpu(text)
     return out
 
 

@@ -24,8 +24,10 @@ def test_each_chassis_sweeps_only_its_own_rows(make_lab: Callable[[LabSpec], Lab
         want_a = frozenset({DesiredRoute("r1", "198.51.100.0/24", "10.0.0.1", "p1")})
         want_b = frozenset({DesiredRoute("r1", "198.51.100.0/24", "10.0.0.2", "p2"),
                             DesiredRoute("r1", "203.0.113.0/24", "10.0.0.2", "p2")})  # fmt: skip
-        created_a, _ = a.apply(diff_routes(want_a, ()), router)
-        created_b, _ = b.apply(diff_routes(want_b, ()), router)
+        created_a = a.new_rows(diff_routes(want_a, ()).add)
+        created_b = b.new_rows(diff_routes(want_b, ()).add)
+        assert a.write(created_a, (), router) == (1, 0)
+        assert b.write(created_b, (), router) == (2, 0)
         wait_for(lambda: count.total() == 4, timeout=10, what="4 routes seen by the observer")
 
         # adoption: each sees exactly its own rows, by the UUIDs it created
@@ -38,8 +40,9 @@ def test_each_chassis_sweeps_only_its_own_rows(make_lab: Callable[[LabSpec], Lab
         assert db.stat().st_size == size  # counting committed nothing
 
         # chassis A withdraws everything it has: B's rows and the operator's row stay
-        _, removed = a.apply(diff_routes(frozenset(), a.owned().values()), router)
-        assert set(removed) == {r.uuid for r in created_a}
+        removed = diff_routes(frozenset(), a.owned().values()).delete
+        assert {r.uuid for r in removed} == {r.uuid for r in created_a}
+        assert a.write((), removed, router) == (0, 1)
         assert a.owned() == {}
         assert (a.count_owned(), b.count_owned()) == (0, 2)
         assert set(b.owned()) == {r.uuid for r in created_b}

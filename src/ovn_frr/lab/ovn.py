@@ -102,20 +102,16 @@ class OvnCentral:
 
     def owned_rows(self, router: str, chassis: str) -> list[tuple[str, str, str]]:
         """(prefix, next hop, output port) of the static routes on ``router`` that ovn-frr
-        wrote for ``chassis``, read in one transaction (the agent may be writing meanwhile)."""
-        rows, routers = self.transact([
-            {"op": "select", "table": bulk.LRSR,
-             "where": [["external_ids", "includes", ["map", [[bulk.MARK, chassis]]]]],
-             "columns": ["_uuid", "ip_prefix", "nexthop", "output_port"]},
-            {"op": "select", "table": "Logical_Router", "where": [["name", "==", router]],
-             "columns": ["static_routes"]},
-        ])  # fmt: skip
-        linked = {ref[1] for lr in routers["rows"] for ref in bulk.atoms(lr["static_routes"])}
-        return [
-            (r["ip_prefix"], r["nexthop"], "".join(p for p in bulk.atoms(r["output_port"])))
-            for r in rows["rows"]
-            if r["_uuid"][1] in linked
-        ]
+        wrote for ``chassis``, read as the agent reads them (one transaction: the agent may be
+        writing meanwhile)."""
+        writer = bulk.BulkWriter(self.nb, chassis)
+        try:
+            rows = writer.owned().values()
+        except OvnError as exc:
+            raise LabError(f"{self.nb}: {exc}") from None
+        finally:
+            writer.close()
+        return [(r.prefix, r.nexthop, r.output_port or "") for r in rows if r.router == router]
 
     def owned_routes(self, router: str, chassis: str) -> dict[str, set[str]]:
         """prefix -> next hops of :meth:`owned_rows`."""

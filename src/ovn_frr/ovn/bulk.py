@@ -27,7 +27,6 @@ from typing import Any
 import ovs.jsonrpc
 import ovs.stream
 
-from ovn_frr.core.importer import RouteDiff
 from ovn_frr.core.model import DesiredRoute, OwnedRoute
 from ovn_frr.ovn.db import OvnError
 
@@ -170,14 +169,6 @@ class BulkWriter:
                 self._call(_insert(routers[name], new, self.chassis))
                 inserted += len(new)
         return inserted, removed
-
-    def apply(
-        self, diff: RouteDiff, routers: Mapping[str, str]
-    ) -> tuple[list[OwnedRoute], list[str]]:
-        """Write ``diff`` at once; returns the rows created and the UUIDs unlinked."""
-        created = [r for r in self.new_rows(diff.add) if r.router in routers]
-        self.write(created, diff.delete, routers)
-        return created, [r.uuid for r in diff.delete if r.router in routers]
 
 
 def _uuid4() -> str:
