@@ -19,6 +19,7 @@ lint:
 	$(VENV)/bin/ruff check src tests scripts bench
 	$(VENV)/bin/ruff format --check src tests scripts bench
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 
 demo: setup
 	$(VENV)/bin/ovn-frr demo

@@ -6,6 +6,7 @@ import ipaddress
 from pathlib import Path
 
 from ovn_frr import config
+from ovn_frr.config.convert import frr_settings
 from ovn_frr.core.frr_model import FrrModel, desired_frr
 from ovn_frr.core.model import Network
 
@@ -38,12 +39,13 @@ def cases() -> dict[str, FrrModel]:
         + 'address_families = ["ipv4-unicast", "l2vpn-evpn"]\n'
     )
     return {
-        "example-no-intent": desired_frr(example),
+        "example-no-intent": desired_frr(frr_settings(example)),
         "example-with-intent": desired_frr(
-            example, {"": _nets("10.128.0.0/23", "10.128.2.5/32", "172.20.0.10/32", "10.9.0.0/16")}
+            frr_settings(example),
+            {"": _nets("10.128.0.0/23", "10.128.2.5/32", "172.20.0.10/32", "10.9.0.0/16")},
         ),
         "dual-stack-filters": desired_frr(
-            dual, {"": _nets("10.128.0.0/23", "2001:db8:10::/64", "2001:db8:20::/64")}
+            frr_settings(dual), {"": _nets("10.128.0.0/23", "2001:db8:10::/64", "2001:db8:20::/64")}
         ),
-        "vrf-evpn": desired_frr(vrf, {"blue": _nets("10.200.0.0/24")}),
+        "vrf-evpn": desired_frr(frr_settings(vrf), {"blue": _nets("10.200.0.0/24")}),
     }

@@ -23,14 +23,14 @@ from rich.table import Table
 from ovn_frr import __version__, config
 from ovn_frr.agent import Agent, StartError
 from ovn_frr.config.schema import AgentConfig
-from ovn_frr.frr.vtysh import Vtysh, VtyshError
+from ovn_frr.frr.vtysh import Vtysh, VtyshError, has_no_fork, run_subprocess
 from ovn_frr.kernel.netns import listening_socket
 from ovn_frr.lab import Lab, LabError, demo_spec, destroy, list_labs, minimal_spec
 from ovn_frr.lab.demo import TORS, Demo
 from ovn_frr.lab.demo import summary as demo_summary
 from ovn_frr.ovn.db import OvnError, set_ssl
 from ovn_frr.ovn.local import local_chassis
-from ovn_frr.ovn.routes import nb_connection, sb_connection
+from ovn_frr.ovn.reader import nb_connection, sb_connection
 from ovn_frr.status import ask
 from ovn_frr.status_view import demo_view, status_view, trace_view
 from ovn_frr.versions import detect
@@ -88,7 +88,7 @@ def run(config_file: str) -> None:
     agent = Agent(
         cfg,
         chassis,
-        Vtysh(cfg.frr.vty_socket_dir),
+        Vtysh(cfg.frr.vty_socket_dir, no_fork=has_no_fork(run_subprocess)),
         nb_connection(cfg.ovn.nb),
         sb_connection(cfg.ovn.sb, chassis),
         sock,

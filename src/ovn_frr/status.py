@@ -13,13 +13,15 @@ import json
 import logging
 import os
 import socket
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
+
+from ovn_frr.reconcilers.base import Sample
 
 log = logging.getLogger(__name__)
 
@@ -81,45 +83,30 @@ def ask(path: str, request: str, timeout: float = 30.0) -> dict[str, Any]:
 # --- metrics ------------------------------------------------------------------------------------
 
 
-class _Snapshot(Collector):
-    """Families computed from the agent's state at scrape time."""
+class _Samples(Collector):
+    """Families assembled at scrape time from the reconcilers' samples."""
 
-    def __init__(self, values: Callable[[], dict[str, Any]]) -> None:
-        self.values = values
+    def __init__(self, samples: Callable[[], Iterable[Sample]]) -> None:
+        self.samples = samples
 
     def collect(self) -> Iterator[Metric]:
-        v = self.values()
-        up = GaugeMetricFamily("ovnfrr_bgp_sessions_up", "BGP sessions Established", labels=["vrf"])
-        for vrf, n in sorted(v["sessions_up"].items()):
-            up.add_metric([vrf], n)
-        yield up
-        yield GaugeMetricFamily("ovnfrr_routes_imported", "Route rows ovn-frr owns in OVN NB",
-                                value=v["imported"])  # fmt: skip
-        yield GaugeMetricFamily("ovnfrr_routes_advertised", "Prefixes announced from OVN intent",
-                                value=v["advertised"])  # fmt: skip
-        rej = GaugeMetricFamily("ovnfrr_routes_rejected", "Routes not imported, by reason",
-                                labels=["reason"])  # fmt: skip
-        for reason, n in sorted(v["rejected"].items()):
-            rej.add_metric([reason], n)
-        yield rej
-        for name, doc, key in (
-            ("ovnfrr_fpm_messages", "Netlink messages received on FPM", "fpm_messages"),
-            ("ovnfrr_fpm_errors", "Malformed FPM streams (connection reset)", "fpm_errors"),
-            ("ovnfrr_fpm_connections", "FPM connections from zebra", "fpm_connections"),
-            ("ovnfrr_reconcile_passes", "Reconcile passes", "passes"),
-            ("ovnfrr_frr_apply_failures", "FRR config batches FRR rejected", "apply_failures"),
-        ):
-            yield CounterMetricFamily(name, doc, value=v[key])
-        yield GaugeMetricFamily("ovnfrr_intent_problems", "OVN objects ignored for bad intent",
-                                value=v["intent_problems"])  # fmt: skip
+        families: dict[str, GaugeMetricFamily | CounterMetricFamily] = {}
+        for s in self.samples():
+            family = families.get(s.name)
+            if family is None:
+                kind = CounterMetricFamily if s.kind == "counter" else GaugeMetricFamily
+                family = families[s.name] = kind(s.name, s.help,
+                                                 labels=[k for k, _v in s.labels])  # fmt: skip
+            family.add_metric([v for _k, v in s.labels], s.value)
+        yield from families.values()
 
 
 class Metrics:
-    def __init__(self, values: Callable[[], dict[str, Any]]) -> None:
+    def __init__(self, samples: Callable[[], Iterable[Sample]]) -> None:
         self.registry = CollectorRegistry()
-        self.registry.register(_Snapshot(values))
+        self.registry.register(_Samples(samples))
         self.apply_seconds = Histogram(
-            "ovnfrr_frr_apply_seconds", "Time to apply one FRR config diff (vtysh -f)",
+            "ovnfrr_frr_apply_seconds", "Time to bring FRR to the desired config (vtysh -f)",
             buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
             registry=self.registry,
         )  # fmt: skip

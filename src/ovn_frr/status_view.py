@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from rich.console import Group, RenderableType
@@ -45,7 +46,14 @@ def status_view(doc: dict[str, Any]) -> RenderableType:
     last = frr["last_apply"]
     if last is not None:
         detail = f"{last['lines']} lines in {last['duration_ms']} ms, {last['seconds_ago']} s ago"
-        conn.add_row("last FRR apply", _ok(last["ok"]), last["error"] or detail)
+        conn.add_row("last FRR change", _ok(last["ok"]), detail)
+    pipes = _table("Reconcilers", "name", "state", "steps", "failures", "detail")
+    for r in doc.get("reconcilers", []):
+        detail = r["last_error"] or (f"busy for {r['busy_s']} s" if r["busy_s"] else "")
+        if r["retry_in_s"] is not None:
+            detail += f" (retry in {r['retry_in_s']} s)"
+        pipes.add_row(r["name"], _ok(r["healthy"], "ok" if r["healthy"] else "failing"),
+                      str(r["runs"]), str(r["failures"]), detail)  # fmt: skip
     bgp = _table("BGP sessions", "VRF", "neighbor", "family", "state", "up for", "received",
                  "sent", "BFD")  # fmt: skip
     for x in doc["bgp"]:
@@ -60,7 +68,15 @@ def status_view(doc: dict[str, Any]) -> RenderableType:
     for x in doc["imported"]["routers"]:
         imp.add_row(x["router"], str(x["table"] if x["table"] is not None else "-"),
                     str(x["rows"]))  # fmt: skip
-    parts: list[RenderableType] = [head, conn, bgp, adv, imp]
+    parts: list[RenderableType] = [head, conn, pipes, bgp, adv, imp]
+    drift = frr.get("drift")
+    if drift:
+        at = time.strftime("%H:%M:%S", time.localtime(drift["last_at"]))
+        parts.append(Text(f"FRR drifted: {drift['lines']} lines re-applied, last at {at} "
+                          f"({drift['seconds_ago']} s ago)", style="yellow"))  # fmt: skip
+    for x in frr.get("rejected", []):
+        parts.append(Text(f"FRR rejected `{x['line']}`: {x['reason']} (attempt {x['attempts']}, "
+                          f"retry in {x['retry_in_s']} s)", style="red"))  # fmt: skip
     if doc["rejected_total"]:
         rej = _table(f"Rejected ({doc['rejected_total']})", "router", "prefix", "reason",
                      "detail")  # fmt: skip

@@ -130,7 +130,7 @@ def test_frr_restart_loses_the_config_and_the_agent_reapplies_it(
     with redistribute(lab, topo.gr, "nat"):
         wait_for(lambda: egress in tor1(lab), timeout=30, what="EgressIP at tor1")
         lab.frr["node1"].restart()  # node1's bgpd.conf is empty: ovn-frr's config is gone
-        wait_for(lambda: "frr_config_lost" in agent.output(), timeout=10, what="loss detected")
+        wait_for(lambda: "frr_drift" in agent.output(), timeout=10, what="loss detected")
         lab.frr["tor1"].wait_established(["10.255.0.1"], timeout=60)
         wait_for(lambda: egress in tor1(lab), timeout=30, what="EgressIP back at tor1")
 
@@ -217,8 +217,8 @@ def test_a_failing_apply_keeps_the_last_good_config_and_is_retried(
     adv: tuple[Lab, OpenShiftNode, AgentProcess],
 ) -> None:
     """An operator's BGP instance in VRF blue with another AS makes FRR reject the agent's
-    `router bgp 64512 vrf blue`: the batch is rolled back, what was announced stays, the error
-    is reported, and once the obstacle is gone the retry applies it."""
+    `router bgp 64512 vrf blue`: that instance is held (reported, retried with back-off), the
+    rest stays applied and announced, and once the obstacle is gone the retry applies it."""
     lab, topo, agent = adv
     assert lab.ovn is not None
     nb = lab.ovn.nbctl
@@ -232,9 +232,11 @@ def test_a_failing_apply_keeps_the_last_good_config_and_is_retried(
        "options:dynamic-routing-redistribute=connected")  # fmt: skip
     nb("lrp-add", "tenant-blue", "lrp-blue", "02:00:00:00:0b:01", "10.77.0.1/24")
     try:
-        wait_for(lambda: "frr_apply_failed" in agent.output(), timeout=30, what="apply failed")
-        failed = next(x for x in agent.output().splitlines() if "frr_apply_failed" in x)
-        assert "line: router bgp 64512 vrf blue" in failed  # the line FRR rejected
+        wait_for(lambda: "frr_line_rejected" in agent.output(), timeout=30, what="rejected")
+        failed = next(x for x in agent.output().splitlines() if "frr_line_rejected" in x)
+        assert "line='router bgp 64512 vrf blue'" in failed  # the line FRR rejected
+        problems = agent.status()["agent"]["problems"]
+        assert any(p.startswith("FRR rejected `router bgp 64512 vrf blue`") for p in problems)
         running = node1.vtysh.running_config()
         assert "router bgp 65099 vrf blue" in running  # the operator's instance untouched
         assert "router bgp 64512 vrf blue" not in running
@@ -304,6 +306,8 @@ def test_status_trace_and_metrics(adv: tuple[Lab, OpenShiftNode, AgentProcess]) 
         status = wait_for(healthy, timeout=10, what="a healthy status")
         assert status["agent"]["chassis"] == "node1"
         assert status["frr"]["last_apply"]["ok"]
+        assert [r["name"] for r in status["reconcilers"]] == ["ovn", "import", "advertise", "frr"]
+        assert all(r["healthy"] for r in status["reconcilers"])
         session = next(x for x in status["bgp"] if x["neighbor"] == "10.255.0.2")
         assert session["state"] == "Established" and session["vrf"] == "default"
         assert {
@@ -322,6 +326,8 @@ def test_status_trace_and_metrics(adv: tuple[Lab, OpenShiftNode, AgentProcess]) 
         assert "ovnfrr_routes_advertised 2.0" in text  # the EgressIP and the node's SNAT IP
         assert "ovnfrr_frr_apply_seconds_count" in text
         assert "ovnfrr_fpm_messages_total" in text
+        assert 'ovnfrr_reconciler_healthy{reconciler="frr"} 1.0' in text
+        assert "ovnfrr_frr_drift_lines_total" in text
 
         # the command line renders the same
         cli = [sys.executable, "-m", "ovn_frr"]

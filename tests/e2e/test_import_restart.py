@@ -88,7 +88,7 @@ def test_nb_outage_during_an_import_loses_nothing(imp: ImportLab) -> None:
     imp.lab.ovn.stop_nb()
     imp.lab.announcer("tor1").announce(second)  # to be written into an absent NB: fails
     wait_for(lambda: "ovn_write_failed" in imp.agent.output()
-             or "reconcile_failed" in imp.agent.output(), timeout=60,
+             or "reconciler_failed" in imp.agent.output(), timeout=60,
              what="a failed write")  # fmt: skip
     imp.lab.ovn.start_nb()
     committed = owned_rows(imp)  # what NB kept across the outage

@@ -34,8 +34,16 @@ def test_ipv4_prefix_with_ipv6_next_hop(v6lab: ImportLab) -> None:
         assert port == "rtoe-GR_node1"
     else:
         # OVN < 24.09 cannot route an IPv4 prefix via an IPv6 next hop: reported, not written
-        reason = f"prefix={p} reason=unresolvable-nexthop detail=IPv4 via IPv6 next hop"
-        wait_for(lambda: reason in v6lab.agent.output(), timeout=20, what="rejection reported")
-        assert "needs OVN >= 24.09" in v6lab.agent.output()
+        def rejected() -> dict[str, str] | None:
+            got = {r["prefix"]: r for r in v6lab.agent.status()["rejected"]}
+            return got.get(p)
+
+        rejection = wait_for(rejected, timeout=20, what="rejection reported")
+        assert rejection["reason"] == "unresolvable-nexthop"
+        assert rejection["detail"].startswith("IPv4 via IPv6 next hop")
+        assert "needs OVN >= 24.09" in rejection["detail"]
+        assert "routes_rejected router=GR_node1 reason=unresolvable-nexthop" in (
+            v6lab.agent.output()
+        )
         assert p not in v6lab.routes()
     v6lab.lab.announcer("tor1").withdraw([p])

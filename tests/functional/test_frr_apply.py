@@ -1,5 +1,6 @@
-"""Applying ovn-frr's config to a real FRR: exact diffs, operator config kept, failed applies
-rolled back, thousands of networks in one batch."""
+"""Keeping a real FRR at ovn-frr's config: exact diffs against the running config, operator
+config kept, a rejected line isolated, an FRR restart repaired, thousands of networks in one
+batch, and a bad neighbor that never disturbs an Established one."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import itertools
 from collections.abc import Callable
 
 from ovn_frr import config
+from ovn_frr.config.convert import frr_settings
 from ovn_frr.core.frr_model import desired_frr
 from ovn_frr.frr.apply import FrrApplier
 from ovn_frr.frr.render import render
@@ -26,7 +28,8 @@ OPERATOR = (
 
 
 def conf(*prefixes: str) -> str:
-    return render(desired_frr(CFG, {"": [ipaddress.ip_network(p) for p in prefixes]}))
+    nets = {"": [ipaddress.ip_network(p) for p in prefixes]}
+    return render(desired_frr(frr_settings(CFG), nets))
 
 
 def networks(lab: Lab) -> int:
@@ -37,7 +40,7 @@ def running(lab: Lab) -> str:
     return lab.frr["node1"].vtysh.running_config()
 
 
-def test_apply_diff_keeps_operator_config_and_rolls_back(
+def test_only_changes_are_sent_operator_config_stays_and_a_rejected_line_is_isolated(
     make_lab: Callable[[LabSpec], Lab],
 ) -> None:
     lab = make_lab(LabSpec(nodes=(NodeSpec("node1", bgp=False),), ovn=False))
@@ -45,35 +48,32 @@ def test_apply_diff_keeps_operator_config_and_rolls_back(
     vtysh.apply(OPERATOR)
     applier = FrrApplier(vtysh)
 
-    assert applier.apply(conf("10.128.0.0/23", "10.128.2.5/32")).ok
-    assert applier.missing() == []
+    assert applier.check(conf("10.128.0.0/23", "10.128.2.5/32")).sent > 20
+    assert applier.check(conf("10.128.0.0/23", "10.128.2.5/32")).sent == 0  # FRR matches
     text = running(lab)
     assert "network 10.128.0.0/23" in text
     assert "neighbor 10.255.0.2 bfd profile fast" in text
 
-    result = applier.apply(conf("10.128.2.5/32", "172.20.0.10/32"))
-    assert result.ok
-    assert result.lines < 20  # only the change is sent (with its context lines)
+    result = applier.check(conf("10.128.2.5/32", "172.20.0.10/32"))
+    assert result.sent == 2 and not result.rejected  # one network out, one in
     text = running(lab)
     assert "network 10.128.0.0/23" not in text
     assert "network 172.20.0.10/32" in text
-    assert applier.missing() == []
 
-    # FRR rejects a line: the batch is undone, the last good config stays
-    good = applier.applied
+    # FRR rejects one line: the rest of the batch stays applied, the line is held
     bad = (
         conf("10.128.2.5/32", "198.51.100.0/24")
         + "router bgp 64512\n neighbor 10.255.0.9 remote-as 0\nexit\n"
     )
-    result = applier.apply(bad)
-    assert not result.ok
-    assert "remote-as" in result.error or "%" in result.error
-    assert applier.applied == good
-    assert "network 198.51.100.0/24" not in running(lab)
-    assert applier.missing() == []
+    result = applier.check(bad)
+    assert result.rejected and result.again
+    assert result.rejected[0][0][-1] == "neighbor 10.255.0.9 remote-as 0"
+    assert applier.check(bad).sent == 0  # held: not sent again before its retry
+    assert "network 198.51.100.0/24" in running(lab)
+    assert list(applier.held) == [("router bgp 64512", "neighbor 10.255.0.9")]
 
     # ovn-frr lets go of everything: the operator's lines survive
-    assert applier.apply("").ok
+    assert not applier.check("").rejected
     text = running(lab)
     for line in ("neighbor 10.99.0.2 remote-as 65099", "ip prefix-list operator-list seq 5",
                  "route-map operator-map permit 10"):  # fmt: skip
@@ -87,23 +87,22 @@ def test_ten_thousand_networks_in_one_batch(make_lab: Callable[[LabSpec], Lab]) 
     applier = FrrApplier(lab.frr["node1"].vtysh)
     nets = [str(n) for n in itertools.islice(
         ipaddress.ip_network("10.128.0.0/10").subnets(new_prefix=28), 10_000)]  # fmt: skip
-    assert applier.apply(conf(*nets)).ok
+    assert not applier.check(conf(*nets)).rejected
     assert networks(lab) == 10_000
-    assert applier.apply(conf()).ok
+    assert not applier.check(conf()).rejected
     assert networks(lab) == 0
-    assert applier.missing() == []
+    assert applier.check(conf()).sent == 0
 
 
-def test_restart_is_detected_by_missing(make_lab: Callable[[LabSpec], Lab]) -> None:
+def test_an_frr_restart_is_repaired_as_drift(make_lab: Callable[[LabSpec], Lab]) -> None:
     lab = make_lab(LabSpec(nodes=(NodeSpec("node1", bgp=False),), ovn=False))
     applier = FrrApplier(lab.frr["node1"].vtysh)
-    assert applier.apply(conf("10.128.0.0/23")).ok
+    first = applier.check(conf("10.128.0.0/23"))
+    assert first.sent and not first.drift
     lab.frr["node1"].restart()
-    lost = "router bgp 64512 > address-family ipv4 unicast > network 10.128.0.0/23 route-map"
-    assert any(line.startswith(lost) for line in applier.missing())
-    applier.forget()
-    assert applier.apply(conf("10.128.0.0/23")).ok
-    assert applier.missing() == []
+    again = applier.check(conf("10.128.0.0/23"))
+    assert again.drift == again.sent == first.sent
+    assert applier.check(conf("10.128.0.0/23")).sent == 0
 
 
 def test_tor_receives_exactly_what_ovn_frr_originated(make_lab: Callable[[LabSpec], Lab]) -> None:
@@ -124,8 +123,8 @@ def test_tor_receives_exactly_what_ovn_frr_originated(make_lab: Callable[[LabSpe
     node.vtysh.apply("router bgp 64512\n address-family ipv4 unicast\n  network 192.0.2.128/25\n"
                      " exit-address-family\nexit\n")  # the operator's own network  # fmt: skip
     ours = ["10.128.0.0/23", "172.20.0.10/32"]
-    text = render(desired_frr(cfg, {"": [ipaddress.ip_network(p) for p in ours]}))
-    assert FrrApplier(node.vtysh).apply(text).ok
+    text = render(desired_frr(frr_settings(cfg), {"": [ipaddress.ip_network(p) for p in ours]}))
+    assert not FrrApplier(node.vtysh).check(text).rejected
     lab.announcer("tor2").announce(["198.51.100.0/24"])  # learned from tor2: no transit
     node.wait_established(["10.255.0.2", "10.255.1.2"])
     wait_for(lambda: "198.51.100.0/24" in node.bgp_prefixes(), timeout=20, what="tor2 route")
@@ -147,16 +146,55 @@ def test_a_vrf_instance_no_longer_needed_is_removed_unless_someone_else_uses_it(
     applier = FrrApplier(vtysh)
 
     def vrfs(*names: str) -> str:
-        return render(desired_frr(CFG, {n: [ipaddress.ip_network("10.77.0.0/24")] for n in names}))
+        nets = {n: [ipaddress.ip_network("10.77.0.0/24")] for n in names}
+        return render(desired_frr(frr_settings(CFG), nets))
 
-    assert applier.apply(vrfs("", "blue", "red")).ok
+    assert not applier.check(vrfs("", "blue", "red")).rejected
     assert "router bgp 64512 vrf blue" in running(lab)
     # the operator adds a line of their own to red
     vtysh.apply("router bgp 64512 vrf red\n neighbor 10.98.0.2 remote-as 65098\nexit\n")
-    assert applier.apply(vrfs("")).ok
+    assert not applier.check(vrfs("")).rejected
     text = running(lab)
     assert "router bgp 64512 vrf blue" not in text  # ours alone: removed
     assert "router bgp 64512 vrf red" in text  # the operator's neighbor keeps it
     assert "neighbor 10.98.0.2 remote-as 65098" in text
     assert "network 10.77.0.0/24" in text  # the default VRF's is still there
     assert text.count("network 10.77.0.0/24") == 1
+
+
+def test_a_rejected_neighbor_never_resets_an_established_session(
+    make_lab: Callable[[LabSpec], Lab],
+) -> None:
+    lab = make_lab(
+        LabSpec(
+            nodes=(NodeSpec("node1", bgp=False),),
+            peers=(PeerSpec("tor1", 65001),),
+            links=(LinkSpec("node1", "tor1"),),
+            ovn=False,
+        )
+    )
+    tor1 = '[[bgp.neighbors]]\naddress = "10.255.0.2"\nremote_as = 65001\n'
+    base = '[bgp]\nasn = 64512\nrouter_id = "192.0.2.1"\n'
+    good = frr_settings(config.parse(base + tor1))
+    bad = frr_settings(config.parse(
+        base + tor1 + '[[bgp.neighbors]]\naddress = "fe80::1%eth0"\nremote_as = 65003\n'
+    ))  # fmt: skip
+    node = lab.frr["node1"]
+    assert not FrrApplier(node.vtysh).check(render(desired_frr(good, {}))).rejected
+    node.wait_established(["10.255.0.2"])
+
+    def established() -> int:
+        peer = node.show("show bgp neighbors 10.255.0.2 json")["10.255.0.2"]
+        assert peer["bgpState"] == "Established"
+        return int(peer["connectionsEstablished"])
+
+    before = established()
+    applier = FrrApplier(node.vtysh)  # a restarted agent, now with a bad neighbor too
+    for _ in range(4):
+        result = applier.check(render(desired_frr(bad, {})))
+        assert established() == before
+        if not result.again:
+            break
+    (held,) = applier.held.values()
+    assert held.line[-1] == "neighbor fe80::1%eth0 remote-as 65003"
+    assert "ovnfrr-in-fe80_1_eth0" in running(lab)  # the rest of the batch was applied

@@ -8,10 +8,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ovn_frr import config
+from ovn_frr.config.convert import frr_settings
 from ovn_frr.core.frr_model import desired_frr
 from ovn_frr.frr.diff import Node, diff, negate, parse
 from ovn_frr.frr.render import render
 from tests.golden_cases import cases
+from tests.unit.fakefrr import FakeFrr
 
 BGP = """router bgp 64512
  bgp router-id 192.0.2.10
@@ -70,43 +72,11 @@ def test_negate() -> None:
 # --- property: replaying the batch on a model of FRR gives the new config --------------------
 
 
-OFF_FLAGS = {"no bgp default ipv4-unicast", "no bgp network import-check"}
-
-
 def _replay(tree: Node, batch: str) -> None:
     """Apply a vtysh batch to a config tree the way FRR treats these commands."""
-    stack = [tree]
-    for raw in batch.splitlines():
-        line = raw.strip()
-        depth = len(raw) - len(raw.lstrip(" "))
-        del stack[depth + 1 :]
-        ctx = stack[depth]
-        if line in ("exit", "exit-address-family"):
-            continue
-        if line in OFF_FLAGS:  # a default turned off shows as its "no" form
-            ctx.children.setdefault(line, Node(line))
-            continue
-        if f"no {line}" in OFF_FLAGS:  # back to the default: shows nothing
-            ctx.children.pop(f"no {line}", None)
-            continue
-        if line.startswith("no "):
-            target = line[3:]
-            if target.startswith("neighbor ") and " remote-as " in target:
-                _drop_neighbor(ctx, target.split()[1])
-            ctx.children.pop(target, None)
-            continue
-        words = line.split()
-        if len(words) == 4 and words[0] == "neighbor" and words[2] == "remote-as":
-            for k in [k for k in ctx.children if k.startswith(f"neighbor {words[1]} remote-as ")]:
-                del ctx.children[k]
-        stack.append(ctx.children.setdefault(line, Node(line)))
-
-
-def _drop_neighbor(node: Node, addr: str) -> None:
-    for k in [k for k in node.children if k.startswith(f"neighbor {addr} ")]:
-        del node.children[k]
-    for child in node.children.values():
-        _drop_neighbor(child, addr)
+    frr = FakeFrr()
+    frr.tree = tree
+    assert frr.apply_batch(batch) == ()
 
 
 def _lines(node: Node, path: tuple[str, ...] = ()) -> set[tuple[str, ...]]:
@@ -135,7 +105,7 @@ def _config(neighbors: list[int], prefixes: list[bool], asn: int) -> str:
     text = f'[bgp]\nasn = {asn}\nrouter_id = "192.0.2.10"\n[bfd.profiles.fast]\n'
     text += "".join(NEIGHBORS[i] for i in sorted(chosen))
     nets = [ipaddress.ip_network(p) for p, keep in zip(PREFIXES, prefixes, strict=True) if keep]
-    return render(desired_frr(config.parse(text), {"": nets}))
+    return render(desired_frr(frr_settings(config.parse(text)), {"": nets}))
 
 
 configs = st.builds(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
@@ -13,13 +14,18 @@ from ovn_frr.core.model import (
     DesiredRoute,
     Hop,
     ImportPolicy,
-    Network,
-    OvnSnapshot,
     OwnedRoute,
     RibRoute,
     RibSnapshot,
-    Router,
+)
+from ovn_frr.core.ovn import (
+    LogicalRouter,
+    LogicalSwitch,
+    Nat,
+    OvnState,
     RouterPort,
+    SwitchPort,
+    owned_prefixes,
 )
 from ovn_frr.fpm.netlink import NextHop, RouteMessage
 from ovn_frr.fpm.rib import Rib
@@ -31,22 +37,35 @@ iface = ipaddress.ip_interface
 TOR1 = ip("10.255.0.2")
 TOR2 = ip("10.255.1.2")
 
-GR = Router(
+GR = LogicalRouter.of(
     "GR_node1",
     {"dynamic-routing": "true"},
     (
-        RouterPort("rtoe-GR_node1", (iface("10.255.0.1/24"), iface("fd00:255::1/64"))),
-        RouterPort("rtoe2-GR_node1", (iface("10.255.1.1/24"),)),
-        RouterPort("rtoj-GR_node1", (iface("100.64.0.2/16"),)),
+        RouterPort.of("rtoe-GR_node1", (iface("10.255.0.1/24"), iface("fd00:255::1/64"))),
+        RouterPort.of("rtoe2-GR_node1", (iface("10.255.1.1/24"),)),
+        RouterPort.of("rtoj-GR_node1", (iface("100.64.0.2/16"),)),
     ),
     pinned_here=True,
 )
-OWNED: dict[Network, str] = {
-    net("10.255.0.0/24"): "port rtoe-GR_node1",
-    net("10.244.1.0/24"): "port rtos-node1",
-    net("10.244.1.5/32"): "LSP pod-a",
-    net("172.20.0.10/32"): "NAT 172.20.0.10",
+#: what else OVN owns, each removable (the hijack guard follows)
+OTHERS = {
+    "10.244.1.0/24": LogicalRouter.of(
+        "ovn_cluster_router", {}, (RouterPort.of("rtos-node1", (iface("10.244.1.1/24"),)),)
+    ),
+    "10.244.1.5/32": LogicalSwitch("ls", "node1", (SwitchPort.of("pod-a", (ip("10.244.1.5"),)),)),
+    "172.20.0.10/32": Nat.of("GR_node1", ip("172.20.0.10")),
 }
+OWNED = frozenset(OTHERS)
+
+
+def ovn(routers: tuple[LogicalRouter, ...] = (GR,), owned: frozenset[str] = OWNED) -> OvnState:
+    """An OVN state with ``routers`` and those of OTHERS named in ``owned``."""
+    extra = [r for k, r in OTHERS.items() if k in owned and isinstance(r, LogicalRouter)]
+    switches = {r.uuid: r for k, r in OTHERS.items() if k in owned
+                and isinstance(r, LogicalSwitch)}  # fmt: skip
+    nats = tuple(r for k, r in OTHERS.items() if k in owned and isinstance(r, Nat))
+    routers = tuple(replace(r, nats=nats) if r.name == GR.name else r for r in routers)
+    return OvnState((*routers, *extra), switches)
 
 
 def rib(*routes: tuple[str, tuple[Hop, ...]], table: int = 254, protocol: int = 186) -> RibSnapshot:
@@ -58,13 +77,17 @@ def rib(*routes: tuple[str, tuple[Hop, ...]], table: int = 254, protocol: int = 
 
 
 def plan(
-    snap: RibSnapshot, routers: tuple[Router, ...] = (GR,), **policy: object
+    snap: RibSnapshot, routers: tuple[LogicalRouter, ...] = (GR,), **policy: object
 ) -> tuple[set[tuple[str, str, str]], dict[str, str]]:
-    p = plan_import(OvnSnapshot(routers, OWNED), snap, ImportPolicy(**policy))  # type: ignore[arg-type]
+    p = plan_import(ovn(routers), snap, ImportPolicy(**policy))  # type: ignore[arg-type]
     return (
         {(r.prefix, r.nexthop, r.output_port) for r in p.routes},
         {r.prefix: r.reason for r in p.rejected},
     )
+
+
+def test_the_state_owns_what_the_guard_needs() -> None:
+    assert {str(n) for n in owned_prefixes(ovn())} >= OWNED | {"10.255.0.0/24"}
 
 
 def test_ecmp_next_hops_map_to_their_ports() -> None:
@@ -114,9 +137,7 @@ def test_only_bgp_by_default_and_others_are_not_reported() -> None:
 
 
 def test_hijack_detail_names_the_most_specific_owner() -> None:
-    p = plan_import(
-        OvnSnapshot((GR,), OWNED), rib(("10.244.1.5/32", (Hop(TOR1, 2),))), ImportPolicy()
-    )
+    p = plan_import(ovn(), rib(("10.244.1.5/32", (Hop(TOR1, 2),))), ImportPolicy())
     assert p.rejected[0].detail == "overlaps 10.244.1.5/32 (LSP pod-a) owned by OVN"
 
 
@@ -132,34 +153,35 @@ def test_ipv4_via_ipv6_next_hop_needs_ovn_24_09() -> None:
 @pytest.mark.parametrize(
     "router",
     [
-        Router("r", {}, GR.ports, pinned_here=True),  # dynamic-routing unset
-        Router("r", {"dynamic-routing": "true"}, GR.ports, pinned_here=False),  # elsewhere
-        Router(
+        LogicalRouter.of("r", {}, GR.ports, pinned_here=True),  # dynamic-routing unset
+        LogicalRouter.of("r", {"dynamic-routing": "true"}, GR.ports, pinned_here=False),
+        LogicalRouter.of(
             "r",
             {"dynamic-routing": "true", "dynamic-routing-no-learning": "true"},
             GR.ports,
             pinned_here=True,
         ),
+        LogicalRouter.of("r", {"dynamic-routing": "maybe"}, GR.ports, pinned_here=True),
     ],
 )
-def test_routers_that_do_not_learn_here(router: Router) -> None:
+def test_routers_that_do_not_learn_here(router: LogicalRouter) -> None:
     assert plan(rib(("198.51.100.0/24", (Hop(TOR1, 2),))), (router,))[0] == set()
 
 
 def test_router_with_gateway_port_bound_here_learns() -> None:
-    ports = (RouterPort("lrp-gw", (iface("10.255.0.1/24"),), bound_here=True),)
-    r = Router("neutron-r1", {"dynamic-routing": "true"}, ports)
+    ports = (RouterPort.of("lrp-gw", (iface("10.255.0.1/24"),), bound_here=True),)
+    r = LogicalRouter.of("neutron-r1", {"dynamic-routing": "true"}, ports)
     routes, _ = plan(rib(("198.51.100.0/24", (Hop(TOR1, 2),))), (r,))
     assert routes == {("198.51.100.0/24", "10.255.0.2", "lrp-gw")}
 
 
 def test_port_no_learning_and_port_name() -> None:
     ports = (
-        RouterPort("p1", (iface("10.255.0.1/24"),), {"dynamic-routing-no-learning": "true"}),
-        RouterPort("p2", (iface("10.255.1.1/24"), iface("fd00:1::1/64")),
-                   {"dynamic-routing-port-name": "to-tor2"}),
+        RouterPort.of("p1", (iface("10.255.0.1/24"),), {"dynamic-routing-no-learning": "true"}),
+        RouterPort.of("p2", (iface("10.255.1.1/24"), iface("fd00:1::1/64")),
+                      {"dynamic-routing-port-name": "to-tor2"}),
     )  # fmt: skip
-    r = Router("r", {"dynamic-routing": "true"}, ports, pinned_here=True)
+    r = LogicalRouter.of("r", {"dynamic-routing": "true"}, ports, pinned_here=True)
     ll = ip("fe80::1")
     routes, rejected = plan(
         rib(
@@ -177,8 +199,8 @@ def test_port_no_learning_and_port_name() -> None:
 
 
 def test_vrf_table_selection() -> None:
-    r = Router("r", {"dynamic-routing": "true", "dynamic-routing-vrf-name": "blue"}, GR.ports,
-               pinned_here=True)  # fmt: skip
+    r = LogicalRouter.of("r", {"dynamic-routing": "true", "dynamic-routing-vrf-name": "blue"},
+                         GR.ports, pinned_here=True)  # fmt: skip
     snap = rib(("198.51.100.0/24", (Hop(TOR1, 2),)), table=1001)
     assert plan(snap, (r,), vrf_tables={"blue": 1001})[0]
     routes, rejected = plan(snap, (r,))
@@ -189,7 +211,7 @@ def test_vrf_table_selection() -> None:
 def test_max_prefix_keeps_existing_and_adds_nothing_new() -> None:
     snap = rib(*((f"198.51.100.{i * 4}/30", (Hop(TOR1, 2),)) for i in range(5)))
     existing = (OwnedRoute.of("u1", "GR_node1", "198.51.100.16/30", "10.255.0.2", "rtoe-GR_node1"),)
-    p = plan_import(OvnSnapshot((GR,), OWNED, existing), snap, ImportPolicy(max_prefix=3))
+    p = plan_import(ovn(), snap, ImportPolicy(max_prefix=3), owned_rows=existing)
     assert {r.prefix for r in p.routes} == {
         "198.51.100.16/30",
         "198.51.100.0/30",
@@ -235,38 +257,38 @@ def test_owned_rows_index_follows_adds_and_removes() -> None:
 def test_decision_cache_gives_the_same_plan_and_follows_changes() -> None:
     cache = DecisionCache()
     snap = rib(("198.51.100.0/24", (Hop(TOR1, 2),)), ("10.244.1.5/32", (Hop(TOR1, 2),)))
-    ovn = OvnSnapshot((GR,), OWNED)
-    first = plan_import(ovn, snap, ImportPolicy(), cache)
+    state = ovn()
+    first = plan_import(state, snap, ImportPolicy(), cache)
     assert (
-        plan_import(ovn, snap, ImportPolicy(), cache)
+        plan_import(state, snap, ImportPolicy(), cache)
         == first
-        == plan_import(ovn, snap, ImportPolicy())
+        == plan_import(state, snap, ImportPolicy())
     )
     # the pod and its subnet stop being OVN's: the cached hijack verdict must not survive
-    freed = {k: v for k, v in OWNED.items() if str(k) not in ("10.244.1.5/32", "10.244.1.0/24")}
-    again = plan_import(OvnSnapshot((GR,), freed), snap, ImportPolicy(), cache)
+    freed = OWNED - {"10.244.1.5/32", "10.244.1.0/24"}
+    again = plan_import(ovn(owned=freed), snap, ImportPolicy(), cache)
     assert {r.prefix for r in again.routes} == {"198.51.100.0/24", "10.244.1.5/32"}
 
 
 def test_decision_cache_follows_route_changes_and_removals() -> None:
     cache = DecisionCache()
-    ovn = OvnSnapshot((GR,), OWNED)
+    state = ovn()
     both = rib(("198.51.100.0/24", (Hop(TOR1, 2),)), ("203.0.113.0/24", (Hop(TOR1, 2),)))
-    assert len(plan_import(ovn, both, ImportPolicy(), cache).routes) == 2
+    assert len(plan_import(state, both, ImportPolicy(), cache).routes) == 2
     # the same prefix with another next hop (a new RibRoute object): decided again
     moved = rib(("198.51.100.0/24", (Hop(TOR2, 3),)), ("203.0.113.0/24", (Hop(TOR1, 2),)))
-    plan = plan_import(ovn, moved, ImportPolicy(), cache)
+    plan = plan_import(state, moved, ImportPolicy(), cache)
     assert {(r.prefix, r.nexthop) for r in plan.routes} == {
         ("198.51.100.0/24", "10.255.1.2"), ("203.0.113.0/24", "10.255.0.2")}  # fmt: skip
     # a prefix leaves the table: gone from the plan, and from the memo
     one = rib(("203.0.113.0/24", (Hop(TOR1, 2),)))
-    assert {r.prefix for r in plan_import(ovn, one, ImportPolicy(), cache).routes} == {
+    assert {r.prefix for r in plan_import(state, one, ImportPolicy(), cache).routes} == {
         "203.0.113.0/24"}  # fmt: skip
-    assert plan_import(ovn, one, ImportPolicy(), cache) == plan_import(ovn, one, ImportPolicy())
+    assert plan_import(state, one, ImportPolicy(), cache) == plan_import(state, one, ImportPolicy())
     # a router that stops learning here leaves no memo behind
-    off = OvnSnapshot((Router(GR.name, {}, GR.ports, True, GR.uuid),), OWNED)
+    off = ovn((LogicalRouter.of(GR.name, {}, GR.ports, pinned_here=True, uuid=GR.uuid),))
     assert not plan_import(off, one, ImportPolicy(), cache).routes
-    assert plan_import(ovn, one, ImportPolicy(), cache) == plan_import(ovn, one, ImportPolicy())
+    assert plan_import(state, one, ImportPolicy(), cache) == plan_import(state, one, ImportPolicy())
 
 
 POOL = ["198.51.100.0/24", "203.0.113.0/24", "10.244.1.5/32", "192.0.2.0/25", "0.0.0.0/0",
@@ -292,7 +314,7 @@ def test_a_pass_that_decides_only_what_changed_equals_a_full_pass(
     after every step; a skipped snapshot and a change of what OVN owns force full passes."""
     rib_ = Rib(coalesce=0.0)
     cache = DecisionCache()
-    owned = dict(OWNED)
+    owned = OWNED
     for i, (op, prefix, gws) in enumerate(steps):
         protocol = 2 if op == "connected" else 186
         if op in ("add", "connected"):
@@ -305,10 +327,10 @@ def test_a_pass_that_decides_only_what_changed_equals_a_full_pass(
         elif op == "skip":
             rib_.snapshot()  # a snapshot this cache never sees: the next pass is a full one
         else:
-            owned = {k: v for k, v in owned.items() if str(k) != prefix}
+            owned = owned - {prefix}
         rib_.tick(float(i) + 1)
         snap = rib_.snapshot()
-        ovn = OvnSnapshot((GR,), owned)
-        assert plan_import(ovn, snap, ImportPolicy(), cache) == plan_import(
-            ovn, snap, ImportPolicy()
+        state = ovn(owned=owned)
+        assert plan_import(state, snap, ImportPolicy(), cache) == plan_import(
+            state, snap, ImportPolicy()
         )

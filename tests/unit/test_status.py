@@ -11,6 +11,7 @@ from typing import Any
 from rich.console import Console
 
 from ovn_frr.frr.show import advertised_to, best_paths, sessions
+from ovn_frr.reconcilers.base import Sample
 from ovn_frr.status import Metrics, MetricsServer, StatusServer, ask
 from ovn_frr.status_view import status_view, trace_view
 
@@ -59,8 +60,18 @@ STATUS: dict[str, Any] = {
     "agent": {"version": "0.1.0", "chassis": "node1", "uptime_s": 5, "passes": 3,
               "problems": ["zebra not connected on FPM"]},
     "frr": {"reachable": True, "version": "8.4.4",
-            "last_apply": {"ok": False, "lines": 4, "error": "% Unknown command", "seconds_ago": 1,
-                           "duration_ms": 20.0}},
+            "last_apply": {"ok": False, "lines": 4, "drift": 0, "rejected": [], "seconds_ago": 1,
+                           "duration_ms": 20.0},
+            "drift": {"lines": 12, "checks": 2, "last_at": 1.7e9, "seconds_ago": 5.0},
+            "rejected": [{"line": "router bgp 64512 > neighbor fe80::1%eth0 remote-as 65001",
+                          "reason": "Create the peer-group or interface first", "attempts": 2,
+                          "retry_in_s": 3.0}],
+            "not_kept": []},
+    "reconcilers": [{"name": "ovn", "healthy": False, "runs": 3, "failures": 2,
+                     "last_error": "OVN_Northbound at unix:nb: connection refused",
+                     "retry_in_s": 4.0, "busy_s": None, "last_ok_s_ago": 9.0},
+                    {"name": "frr", "healthy": True, "runs": 9, "failures": 0, "last_error": "",
+                     "retry_in_s": None, "busy_s": None, "last_ok_s_ago": 0.2}],
     "ovn": {"nb": {"remote": "unix:nb", "connected": True},
             "sb": {"remote": "unix:sb", "connected": False}},
     "fpm": {"connected": False, "connections": 0, "messages": 0, "errors": 0, "last_error": "",
@@ -75,7 +86,7 @@ STATUS: dict[str, Any] = {
     "rejected": [{"router": "GR_node1", "prefix": "10.244.1.5/32", "reason": "hijack",
                   "detail": "overlaps 10.244.1.5/32 (LSP pod)"}],
     "rejected_total": 1, "rejected_by_reason": {"hijack": 1},
-    "intent_problems": ["router r: unknown dynamic-routing-redistribute token(s) ['x']"],
+    "intent_problems": ["router r: dynamic-routing-redistribute='x' has unknown class(es) x"],
 }  # fmt: skip
 
 
@@ -89,13 +100,15 @@ def test_views() -> None:
     text = render(status_view(STATUS))
     for want in (
         "zebra not connected on FPM",
-        "% Unknown command",
+        "FRR drifted: 12 lines re-applied, last at",
+        "FRR rejected `router bgp 64512 > neighbor fe80::1%eth0 remote-as 65001`",
+        "connection refused (retry in 4.0 s)",
         "10.255.0.2",
         "Established",
         "10.0.19.0/24",
         "20 of 31 shown",
         "hijack",
-        "unknown dynamic-routing",
+        "has unknown class(es)",
     ):
         assert want in text, want  # fmt: skip
     assert "10.0.20.0/24" not in text
@@ -113,10 +126,13 @@ def test_status_socket_and_metrics(tmp_path: Path) -> None:
             raise RuntimeError("bad")
         return {"echo": request}
 
-    values = {"sessions_up": {"default": 2}, "imported": 7, "advertised": 3,
-              "rejected": {"hijack": 1}, "fpm_messages": 9, "fpm_errors": 0,
-              "fpm_connections": 1, "passes": 4, "apply_failures": 0,
-              "intent_problems": 0}  # fmt: skip
+    values = [
+        Sample("ovnfrr_bgp_sessions_up", "gauge", "up", 2, (("vrf", "default"),)),
+        Sample("ovnfrr_routes_rejected", "gauge", "rejected", 1, (("reason", "hijack"),)),
+        Sample("ovnfrr_reconcile_passes", "counter", "steps", 4, (("reconciler", "import"),)),
+        Sample("ovnfrr_reconcile_passes", "counter", "steps", 6, (("reconciler", "frr"),)),
+        Sample("ovnfrr_routes_imported", "gauge", "rows", 7),
+    ]
     metrics = Metrics(lambda: values)
     metrics.apply_seconds.observe(0.03)
 
@@ -148,7 +164,9 @@ def test_status_socket_and_metrics(tmp_path: Path) -> None:
     assert boom == {"error": "RuntimeError: bad"}
     assert 'ovnfrr_bgp_sessions_up{vrf="default"} 2.0' in body
     assert 'ovnfrr_routes_rejected{reason="hijack"} 1.0' in body
-    assert "ovnfrr_reconcile_passes_total 4.0" in body
+    assert 'ovnfrr_reconcile_passes_total{reconciler="import"} 4.0' in body
+    assert 'ovnfrr_reconcile_passes_total{reconciler="frr"} 6.0' in body
+    assert "ovnfrr_routes_imported 7.0" in body
     assert "ovnfrr_frr_apply_seconds_count 1.0" in body
     assert missing == "404"
     assert not path.exists()  # removed on close

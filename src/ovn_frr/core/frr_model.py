@@ -17,11 +17,57 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
-from ovn_frr.config import NodeConfig
-from ovn_frr.config.schema import Neighbor, PrefixFilter
-from ovn_frr.core.model import Network
+from ovn_frr.core.model import Address, Network
 
 DEFAULT_VRF = ""
+
+
+# --- what the node config says (turned into these values at the edge, by ovn_frr.config) ---
+
+
+@dataclass(frozen=True, slots=True)
+class PrefixFilter:
+    """One prefix-list entry: ``prefix`` matched exactly, or with lengths ge..le."""
+
+    prefix: Network
+    ge: int | None = None
+    le: int | None = None
+    action: str = "permit"
+
+
+@dataclass(frozen=True, slots=True)
+class Neighbor:
+    address: Address
+    remote_as: str
+    description: str | None = None
+    password: str | None = None
+    keepalive: int | None = None
+    hold: int | None = None
+    connect_retry: int | None = None
+    ebgp_multihop: int | None = None
+    update_source: str | None = None
+    bfd_profile: str | None = None
+    #: "ipv4-unicast", "ipv6-unicast", "l2vpn-evpn"; None: the neighbor address' family
+    address_families: tuple[str, ...] | None = None
+    import_filters: tuple[PrefixFilter, ...] = ()
+    export_filters: tuple[PrefixFilter, ...] = ()
+    max_prefix: int | None = None
+    #: "" the default VRF
+    vrf: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class FrrSettings:
+    """The node config's part of FRR's config: BGP peering, BFD profiles, the FPM address."""
+
+    asn: int
+    router_id: str
+    neighbors: tuple[Neighbor, ...] = ()
+    bfd_profiles: tuple[BfdProfile, ...] = ()
+    fpm: tuple[str, int] | None = ("127.0.0.1", 2620)
+
+
+# --- the FRR config ovn-frr wants ---------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,11 +234,11 @@ def _match(seq: int, afi: str, plist: str) -> RouteMapEntry:
 
 
 def desired_frr(
-    cfg: NodeConfig, networks: Mapping[str, Iterable[Network]] | None = None
+    cfg: FrrSettings, networks: Mapping[str, Iterable[Network]] | None = None
 ) -> FrrModel:
     """The FRR config for ``cfg`` announcing ``networks`` (VRF name, "" = default -> prefixes)."""
     networks = networks or {}
-    vrfs = sorted({nb.vrf or DEFAULT_VRF for nb in cfg.bgp.neighbors} | set(networks))
+    vrfs = sorted({nb.vrf for nb in cfg.neighbors} | set(networks))
     lists: list[PrefixList] = []
     maps: list[RouteMap] = []
     instances = []
@@ -204,7 +250,7 @@ def desired_frr(
         )
         intent = {afi: tuple(p for p in prefixes if _afi(p) == afi) for afi in ("ipv4", "ipv6")}
         neighbors = []
-        for nb in (n for n in cfg.bgp.neighbors if (n.vrf or DEFAULT_VRF) == vrf):
+        for nb in (n for n in cfg.neighbors if n.vrf == vrf):
             nb_lists, rm_in, rm_out = _neighbor_policy(nb, vtok)
             lists += nb_lists
             maps += [rm_in, rm_out]
@@ -217,7 +263,7 @@ def desired_frr(
             neighbors.append(
                 BgpNeighbor(
                     address=str(nb.address),
-                    remote_as=str(nb.remote_as),
+                    remote_as=nb.remote_as,
                     description=nb.description,
                     password=nb.password,
                     timers=timers,
@@ -232,20 +278,11 @@ def desired_frr(
                 )
             )
         instances.append(
-            BgpInstance(
-                cfg.bgp.asn, vrf, str(cfg.bgp.router_id), tuple(neighbors), intent, ORIGIN_MAP
-            )
+            BgpInstance(cfg.asn, vrf, cfg.router_id, tuple(neighbors), intent, ORIGIN_MAP)
         )
-    profiles = tuple(
-        BfdProfile(
-            name, p.receive_interval_ms, p.transmit_interval_ms, p.detect_multiplier, p.passive
-        )
-        for name, p in sorted(cfg.bfd.profiles.items())
-    )
-    fpm = cfg.frr.fpm_listen
     lists = list({pl.name: pl for pl in lists}.values())  # shared lists appear once
-    origin = f"{cfg.bgp.asn}:4242:1"
+    origin = f"{cfg.asn}:4242:1"
     maps.insert(0, RouteMap(ORIGIN_MAP, (RouteMapEntry(10, "permit", set_large_community=origin),)))
     communities = (LargeCommunityList(ORIGIN_LIST, origin),)
-    return FrrModel((str(fpm.host), fpm.port), profiles, communities, tuple(lists), tuple(maps),
+    return FrrModel(cfg.fpm, cfg.bfd_profiles, communities, tuple(lists), tuple(maps),
                     tuple(instances))  # fmt: skip

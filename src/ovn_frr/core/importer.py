@@ -1,6 +1,6 @@
 """Import policy: which of zebra's routes become which OVN static routes (pure).
 
-``plan_import(ovn, rib, policy)`` decides, for every router that learns on this chassis, the
+``plan_import(state, rib, policy)`` decides, for every router that learns on this chassis, the
 static routes it should have; ``diff_routes`` turns that into rows to add and rows to delete.
 """
 
@@ -10,7 +10,7 @@ import ipaddress
 import itertools
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
@@ -22,47 +22,34 @@ from ovn_frr.core.model import (
     ImportPlan,
     ImportPolicy,
     Network,
-    OvnSnapshot,
     OwnedRoute,
     Rejection,
     RibRoute,
     RibSnapshot,
-    Router,
-    RouterPort,
 )
+from ovn_frr.core.ovn import OPT_PORT_NAME, LogicalRouter, OvnState, RouterPort, owned_prefixes
 from ovn_frr.core.prefixes import PrefixIndex, prefix_key
-
-OPT_ENABLED = "dynamic-routing"
-OPT_VRF = "dynamic-routing-vrf-name"
-OPT_VRF_ID = "dynamic-routing-vrf-id"
-OPT_NO_LEARNING = "dynamic-routing-no-learning"
-OPT_PORT_NAME = "dynamic-routing-port-name"
-
-
-def _true(options: Mapping[str, str], key: str) -> bool:
-    return options.get(key, "").strip().lower() == "true"
 
 
 def learning_routers(
-    ovn: OvnSnapshot, policy: ImportPolicy
-) -> tuple[dict[str, tuple[Router, int]], list[Rejection]]:
-    """Routers that learn on this chassis -> (router, table), and routers skipped with why."""
-    out: dict[str, tuple[Router, int]] = {}
+    state: OvnState, policy: ImportPolicy
+) -> tuple[dict[str, tuple[LogicalRouter, int]], list[Rejection]]:
+    """Routers that learn on this chassis -> (router, table), and routers skipped with why
+    (malformed options are reported by the OVN state itself)."""
+    out: dict[str, tuple[LogicalRouter, int]] = {}
     problems: list[Rejection] = []
-    for r in ovn.routers:
-        if not _true(r.options, OPT_ENABLED) or _true(r.options, OPT_NO_LEARNING):
+    for r in state.routers:
+        routing = r.routing
+        if not routing.learns or not r.gateway_here:
             continue
-        if not (r.pinned_here or any(p.bound_here for p in r.ports)):
-            continue
-        vrf = r.options.get(OPT_VRF, "").strip()
-        if not vrf:
+        if not routing.vrf:
             table = MAIN_TABLE
-        elif vrf in policy.vrf_tables:
-            table = policy.vrf_tables[vrf]
-        elif r.options.get(OPT_VRF_ID, "").strip().isdigit():
-            table = int(r.options[OPT_VRF_ID])
+        elif routing.vrf in policy.vrf_tables:
+            table = policy.vrf_tables[routing.vrf]
+        elif routing.vrf_id is not None:
+            table = routing.vrf_id
         else:
-            problems.append(Rejection(r.name, "*", "vrf", f"FRR has no VRF {vrf!r}"))
+            problems.append(Rejection(r.name, "*", "vrf", f"FRR has no VRF {routing.vrf!r}"))
             continue
         out[r.name] = (r, table)
     return out, problems
@@ -77,9 +64,10 @@ class _PortMatcher:
     by_ifname: Mapping[str, RouterPort]
 
     @classmethod
-    def of(cls, router: Router) -> _PortMatcher:
-        ports = tuple(p for p in router.ports if not _true(p.options, OPT_NO_LEARNING))
-        named = {p.options[OPT_PORT_NAME]: p for p in ports if p.options.get(OPT_PORT_NAME)}
+    def of(cls, router: LogicalRouter) -> _PortMatcher:
+        ports = tuple(p for p in router.ports
+                      if p.routing.learning and not p.routing.learn_problems)  # fmt: skip
+        named = {p.routing.port_name: p for p in ports if p.routing.port_name}
         return cls(ports, named)
 
     def match(self, hop: Hop, ifnames: Mapping[int, str]) -> RouterPort | str:
@@ -119,7 +107,7 @@ HopRows = tuple[tuple[str, str], ...] | str
 class _RouterMemo:
     """What the passes for one router decided so far (see :class:`DecisionCache`)."""
 
-    ctx: tuple[Router, Mapping[Network, str], ImportPolicy]
+    ctx: tuple[Hashable, Mapping[Network, str], ImportPolicy]
     #: prefix -> (the RibRoute decided on, the decision)
     decisions: dict[str, tuple[RibRoute, Decision]] = field(default_factory=dict)
     #: the decisions split by outcome: what the router gets, what it does not
@@ -142,17 +130,24 @@ class DecisionCache:
 
     def __init__(self) -> None:
         self._routers: dict[str, _RouterMemo] = {}
-        self._index: tuple[Mapping[Network, str], PrefixIndex] | None = None
+        #: the OVN state last seen, what OVN owns in it and its index: a new state that owns
+        #: the same prefixes keeps the very same mapping, so the memos stay valid
+        self._state: OvnState | None = None
+        self._owned: Mapping[Network, str] = {}
+        self._index = PrefixIndex({})
 
-    def index(self, owned: Mapping[Network, str]) -> PrefixIndex:
-        if self._index is None or self._index[0] != owned:
-            self._index = (owned, PrefixIndex(owned))
-        return self._index[1]
+    def owned(self, state: OvnState) -> tuple[Mapping[Network, str], PrefixIndex]:
+        if state is not self._state:
+            owned = owned_prefixes(state)
+            if owned != self._owned:
+                self._owned, self._index = owned, PrefixIndex(owned)
+            self._state = state
+        return self._owned, self._index
 
     def router(
-        self, router: Router, owned: Mapping[Network, str], policy: ImportPolicy
+        self, router: LogicalRouter, owned: Mapping[Network, str], policy: ImportPolicy
     ) -> _RouterMemo:
-        ctx = (router, owned, policy)
+        ctx = (_import_view(router), owned, policy)
         memo = self._routers.get(router.name)
         if memo is None or memo.ctx != ctx:
             memo = self._routers[router.name] = _RouterMemo(ctx)
@@ -171,16 +166,27 @@ class DecisionCache:
             del self._routers[name]
 
 
+def _import_view(r: LogicalRouter) -> Hashable:
+    """What the import decisions for a router depend on (not its NATs, VIPs, switches)."""
+    return (r.name, r.routing, tuple((p.name, p.networks, p.routing) for p in r.ports))
+
+
 def plan_import(
-    ovn: OvnSnapshot, rib: RibSnapshot, policy: ImportPolicy, cache: DecisionCache | None = None
+    state: OvnState,
+    rib: RibSnapshot,
+    policy: ImportPolicy,
+    cache: DecisionCache | None = None,
+    owned_rows: Iterable[OwnedRoute] = (),
 ) -> ImportPlan:
+    """The routes every router that learns here should have. ``owned_rows``: what this chassis
+    has written already (max-prefix keeps those before it adds new ones)."""
     cache = cache or DecisionCache()
-    routers, rejected = learning_routers(ovn, policy)
-    owned = cache.index(ovn.owned_prefixes)
+    routers, rejected = learning_routers(state, policy)
+    ovn_owned, owned = cache.owned(state)
     allowed = PrefixIndex(policy.allow_overlap)
     desired: set[DesiredRoute] = set()
     for name, (router, table) in sorted(routers.items()):
-        memo = cache.router(router, ovn.owned_prefixes, policy)
+        memo = cache.router(router, ovn_owned, policy)
         hop_rows = _HopRowsMemo(_PortMatcher.of(router), policy, memo.hops)
         routes = rib.table(table)
         changed = _changed_since(memo.seen, rib, table)
@@ -213,7 +219,7 @@ def plan_import(
         if len(memo.accepted) <= policy.max_prefix:
             desired.update(itertools.chain.from_iterable(memo.accepted.values()))
         else:
-            existing = {row.prefix for row in ovn.routes if row.router == name}
+            existing = {row.prefix for row in owned_rows if row.router == name}
             desired.update(_limit(name, memo.accepted, existing, policy.max_prefix, rejected))
     cache.forget_others(routers)
     return ImportPlan(

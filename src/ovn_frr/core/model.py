@@ -55,38 +55,6 @@ class RibSnapshot:
         return self.tables.get(table_id, {})
 
 
-# --- OVN side ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class RouterPort:
-    name: str
-    networks: tuple[Interface, ...]
-    options: Mapping[str, str] = field(default_factory=dict)
-    #: The port's gateway (chassisredirect) binding is on this chassis.
-    bound_here: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class Router:
-    name: str
-    options: Mapping[str, str]
-    ports: tuple[RouterPort, ...]
-    #: The router is pinned to this chassis (options:chassis) - a gateway router.
-    pinned_here: bool = False
-    uuid: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class OvnSnapshot:
-    routers: tuple[Router, ...] = ()
-    #: Prefixes OVN itself owns (port networks, LSP addresses, NAT external IPs, LB VIPs),
-    #: with a description of the owner, for the hijack guard.
-    owned_prefixes: Mapping[Network, str] = field(default_factory=dict)
-    #: Rows this chassis wrote earlier (adopted at start, swept when no longer desired).
-    routes: tuple[OwnedRoute, ...] = ()
-
-
 # --- import decisions -------------------------------------------------------------------------
 
 

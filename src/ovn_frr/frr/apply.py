@@ -1,99 +1,182 @@
-"""Apply ovn-frr's FRR config as the exact diff from what it applied last, in one vtysh batch.
+"""Keep FRR at ovn-frr's desired config, compared with what FRR really runs (blocking).
 
-An apply that FRR rejects (any ``%`` line) is undone: the reverse diff restores the last good
-config (its own failures, for lines that never landed, are expected and ignored), and the
-applied state stays the last good one. ``missing()`` compares with ``show running-config``:
-after an FRR restart everything is missing, and the caller applies in full again.
+One :meth:`FrrApplier.check` reads ``show running-config``, plans the exact batch that brings
+ovn-frr's part of it to the desired config (:mod:`ovn_frr.frr.plan`) and applies it in one
+``vtysh -f``. Nothing is remembered of what was applied before: a restarted FRR, a ``no
+neighbor`` typed by hand or an frr-reload of another file shows up as lines missing from the
+running config, and they are sent again. When the desired config did not change since FRR last
+matched it, that is *drift*: counted, logged and reported.
 
-``router bgp ASN vrf X`` is shared with the operator like every BGP instance, so the diff only
-removes ovn-frr's lines from it; when ovn-frr no longer needs a VRF instance and FRR shows it
-empty afterwards (nobody else wrote into it), the instance itself is removed as well.
+FRR applies every line of a batch that it accepts. A rejected line is isolated: the first
+rejected line's unit (its neighbor, or the line) is held at what FRR had before the batch, so
+the lines of it that did land are rolled back at the next check, which comes at once; it is
+retried with back-off. Later rejected lines may have failed only because of the first (vtysh
+leaves config mode at the ``exit`` after a failed context line), so they are not held: the
+next check sends them again without the held unit. A bad neighbor never takes a good one down,
+and a rollback never removes lines FRR had before.
+
+A line FRR accepts but does not show as rendered would be sent at every check; when the same
+drift repeats three times in a row with nothing else changing, it is reported and not sent
+again until the desired config changes.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
-from ovn_frr.frr.diff import Node, diff, parse
-from ovn_frr.frr.vtysh import Vtysh, VtyshError
+from ovn_frr.frr.diff import Batch, Node, Path, render_tree
+from ovn_frr.frr.plan import Unit, plan, unit_lines, unit_of
+from ovn_frr.frr.vtysh import LineError
 
 log = logging.getLogger(__name__)
 
+#: identical drift this many checks in a row: FRR does not keep those lines
+STUCK_AFTER = 3
+
+
+class FrrConfig(Protocol):
+    """What the applier needs of FRR (``frr.vtysh.Vtysh``, or a fake in tests)."""
+
+    def running_config(self) -> str: ...
+
+    def apply_batch(self, config: str) -> tuple[LineError, ...]: ...
+
+
+def show(path: Path) -> str:
+    """A config path as one readable line."""
+    return " > ".join(path)
+
 
 @dataclass(frozen=True, slots=True)
-class ApplyResult:
-    ok: bool
-    #: commands sent (0: nothing changed)
-    lines: int
-    error: str = ""
+class Held:
+    """A unit FRR rejected: kept at what FRR had before, retried with back-off."""
+
+    unit: Unit
+    #: the rejected line and FRR's words
+    line: Path
+    reason: str
+    #: the unit's lines before the batch (what it is held at)
+    before: frozenset[Path]
+    attempts: int
+    since: float
+    retry_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    #: commands sent (0: FRR already ran the desired config)
+    sent: int = 0
+    #: of those, the ones FRR had lost or changed (the desired config had not changed)
+    drift: int = 0
+    #: lines FRR rejected in this batch (the first one's unit is now held)
+    rejected: tuple[tuple[Path, str], ...] = ()
+    #: check again at once (after a rejection: roll back, send the rest)
+    again: bool = False
 
 
 class FrrApplier:
-    def __init__(self, vtysh: Vtysh) -> None:
-        self.vtysh = vtysh
-        #: the config text ovn-frr last applied successfully ("" at start: nothing of ours)
-        self.applied = ""
+    def __init__(
+        self,
+        frr: FrrConfig,
+        clock: Callable[[], float] = time.monotonic,
+        backoff: tuple[float, float] = (1.0, 60.0),
+    ) -> None:
+        self.frr = frr
+        self.clock = clock
+        self.backoff = backoff
+        self.held: dict[Unit, Held] = {}
+        #: the effective desired config FRR last matched (None: not since the start or a
+        #: rejection): a batch against the same one is drift
+        self._matched: str | None = None
+        self._stuck: tuple[str, frozenset[Path]] | None = None
+        self._repeats = 0
+        self._last_drift: frozenset[Path] = frozenset()
+        #: lines FRR accepts but never shows (reported; not sent again meanwhile)
+        self.unkept: frozenset[Path] = frozenset()
+        self.drift_lines = 0
+        self.drift_checks = 0
+        self.last_drift_at: float | None = None
+        self.rejected_total = 0
+        #: the running config of the last check (for status and trace)
+        self.running = ""
 
-    def apply(self, text: str) -> ApplyResult:
-        batch = diff(self.applied, text)
-        lines = batch.count("\n")
-        if not batch:
-            return ApplyResult(True, 0)
-        try:
-            self.vtysh.apply(batch)
-        except VtyshError as exc:
-            log.error("frr_apply_failed lines=%d error=%s (rolling back)", lines, exc)
-            # lines of the failed batch that never landed cannot be undone: expected failures
-            with contextlib.suppress(VtyshError):
-                self.vtysh.apply(diff(text, self.applied))
-            return ApplyResult(False, lines, str(exc))
-        old, self.applied = self.applied, text
-        log.info("frr_applied lines=%d", lines)
-        self._drop_empty_vrfs(old, text)
-        return ApplyResult(True, lines)
+    def check(self, desired: str, adopt_networks: bool = False) -> CheckResult:
+        now = self.clock()
+        self.running = self.frr.running_config()
+        active = {u: h.before for u, h in self.held.items() if h.retry_at > now}
+        p = plan(self.running, desired, active, adopt_networks)
+        key = render_tree(p.desired)
+        commands = frozenset(p.batch.commands)
+        if not p.batch:
+            self._matched, self._repeats, self.unkept = key, 0, frozenset()
+            self._release(now, set())
+            return CheckResult()
+        drift = key == self._matched
+        if drift and self._stuck == (key, commands):
+            return CheckResult()  # reported when it got stuck; waits for a change
+        errors = self.frr.apply_batch(p.batch.text)
+        rejected = tuple((_path(p.batch, e), e.reason) for e in errors)
+        failed = {unit_of(path) for path, _ in rejected}
+        self._release(now, failed)
+        if drift:
+            self._count_drift(key, commands, now)
+        else:
+            self._repeats = 0
+        if not errors:
+            self._matched = key
+            log.info(
+                "frr_config_applied lines=%d drift=%d", len(commands), len(commands) if drift else 0
+            )
+            return CheckResult(len(commands), len(commands) if drift else 0)
+        self._matched = None
+        self.rejected_total += len(errors)
+        first, reason = rejected[0]
+        self._hold(unit_of(first), first, reason, p.ours, now)
+        log.error("frr_line_rejected line=%r reason=%r others=%d (held, rest applied)",
+                  show(first), reason, len(errors) - 1)  # fmt: skip
+        return CheckResult(len(commands), len(commands) if drift else 0, rejected, again=True)
 
-    def _drop_empty_vrfs(self, old: str, new: str) -> None:
-        gone = set(_vrf_instances(old)) - set(_vrf_instances(new))
-        if not gone:
-            return
-        try:
-            running = parse(self.vtysh.running_config()).children
-            empty = [v for v in sorted(gone) if v in running and not running[v].children]
-            if empty:
-                self.vtysh.apply("".join(f"no {v}\n" for v in empty))
-                log.info("frr_vrf_instances_removed instances=%s", empty)
-        except VtyshError as exc:  # left in place, empty: harmless
-            log.warning("frr_vrf_instance_removal_failed error=%s", exc)
+    def _count_drift(self, key: str, commands: frozenset[Path], now: float) -> None:
+        self.drift_lines += len(commands)
+        self.drift_checks += 1
+        self.last_drift_at = now
+        self._repeats = self._repeats + 1 if commands == self._last_drift else 1
+        self._last_drift = commands
+        sample = ", ".join(show(c) for c in sorted(commands)[:3])
+        if self._repeats >= STUCK_AFTER:
+            self._stuck = (key, commands)
+            self.unkept = commands
+            log.error("frr_lines_not_kept lines=%d sample=%r (FRR accepts them but does not "
+                      "show them: not sent again until the config changes)",
+                      len(commands), sample)  # fmt: skip
+        else:
+            log.warning("frr_drift lines=%d sample=%r (re-applying)", len(commands), sample)
 
-    def forget(self) -> None:
-        """FRR lost our config (restart): the next apply sends all of it."""
-        self.applied = ""
+    def _hold(self, unit: Unit, line: Path, reason: str, ours_before: Node, now: float) -> None:
+        old = self.held.get(unit)
+        attempts = old.attempts + 1 if old else 1
+        before = old.before if old else unit_lines(ours_before, unit)
+        delay = min(self.backoff[0] * 2 ** (attempts - 1), self.backoff[1])
+        self.held[unit] = Held(unit, line, reason, before, attempts, old.since if old else now,
+                               now + delay)  # fmt: skip
 
-    def missing(self) -> list[str]:
-        """Lines of the applied config that FRR's running-config lacks. Only lines FRR shows
-        verbatim are compared (it hides default values, e.g. the FPM port or a BFD
-        multiplier of 3)."""
-        applied = _paths(parse(self.applied))
-        return sorted(applied - _paths(parse(self.vtysh.running_config())))
+    def _release(self, now: float, failed: set[Unit]) -> None:
+        """Units whose retry was in this check and that FRR took are no longer held."""
+        for unit, h in list(self.held.items()):
+            if h.retry_at <= now and unit not in failed:
+                log.info("frr_line_accepted line=%r after=%d attempts", show(h.line), h.attempts)
+                del self.held[unit]
 
-
-def _vrf_instances(text: str) -> list[str]:
-    return [line for line in parse(text).children if line.startswith("router bgp ") and
-            " vrf " in line]  # fmt: skip
-
-
-#: lines FRR's running-config shows exactly as ovn-frr renders them
-VERBATIM = ("router bgp", "neighbor", "network", "ip prefix-list", "ipv6 prefix-list",
-            "route-map", "address-family", "match", "profile")  # fmt: skip
+    def next_retry(self) -> float | None:
+        return min((h.retry_at for h in self.held.values()), default=None)
 
 
-def _paths(node: Node, path: str = "") -> set[str]:
-    out = set()
-    for line, child in node.children.items():
-        here = f"{path} > {line}" if path else line
-        if line.startswith(VERBATIM):
-            out.add(here)
-        out |= _paths(child, here)
-    return out
+def _path(batch: Batch, error: LineError) -> Path:
+    line = batch.line(error.line)
+    if line is None or line.path is None:
+        return (f"batch line {error.line}",)
+    return line.path

@@ -1,4 +1,4 @@
-"""The exact change between two FRR configs ovn-frr rendered, as one vtysh batch (pure).
+"""The exact change between two FRR configs, as one vtysh batch (pure).
 
 Both configs are parsed into a tree by indentation (``router bgp`` > ``address-family`` > lines).
 Lines only in the old config are negated in their context, lines only in the new one are
@@ -6,19 +6,28 @@ added; unchanged lines are not sent. Removals come first, so that a value that c
 (``no X 1`` then ``X 2``) ends at the new one.
 
 ovn-frr shares some contexts with the operator (``router bgp ASN``, ``bfd``, address
-families): such a context is never negated as a whole; only ovn-frr's own lines inside it are
-removed, so operator-written lines survive. Contexts that are ovn-frr's own objects (its
-route-map entries, BFD profiles) are removed with one ``no`` line.
+families): such a context is never negated as a whole; only the lines inside it that the old
+tree holds are removed, so operator-written lines survive. Contexts that are ovn-frr's own
+objects (its route-map entries, BFD profiles) are removed with one ``no`` line; a shared
+context with no lines in the old tree is negated whole (``no router bgp ASN vrf X``: the caller
+puts it there only when the whole instance is ovn-frr's).
+
+Each line of the batch is annotated with the config path it enters or changes, so that a line
+vtysh rejects (``line N:``) is traced back to what ovn-frr wanted.
 """
 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 STRUCTURAL = ("exit", "exit-address-family", "exit-vrf", "!", "end")
 #: contexts shared with operator config: never removed as a whole
 SHARED = ("router bgp ", "bfd", "address-family ")
+
+#: a line with its contexts: ("router bgp 64512", "address-family ipv4 unicast", "network ...")
+Path = tuple[str, ...]
 
 
 @dataclass
@@ -43,6 +52,35 @@ def parse(text: str) -> Node:
     return root
 
 
+def paths(node: Node, prefix: Path = ()) -> Iterator[Path]:
+    """Every line of the tree as its path, contexts before what they hold, in order."""
+    for line, child in node.children.items():
+        here = (*prefix, line)
+        yield here
+        yield from paths(child, here)
+
+
+def build(lines: Iterable[Path]) -> Node:
+    """The tree of ``lines`` (each path's contexts are created as needed)."""
+    root = Node("")
+    for path in lines:
+        node = root
+        for part in path:
+            node = node.children.setdefault(part, Node(part))
+    return root
+
+
+def render_tree(node: Node, depth: int = 0) -> str:
+    """Config text of a tree (contexts closed with ``exit``)."""
+    out = []
+    for line, child in node.children.items():
+        out.append(f"{' ' * depth}{line}\n")
+        if child.children:
+            out.append(render_tree(child, depth + 1))
+            out.append(f"{' ' * depth}{_exit(line)}\n")
+    return "".join(out)
+
+
 #: commands whose "no" form takes no arguments (FRR 8.4 rejects `no fpm address A port P`)
 BARE_NO = ("fpm address",)
 
@@ -65,10 +103,10 @@ def _key(line: str) -> str | None:
     return None
 
 
-Change = tuple[tuple[str, ...], str]  # (context path, command)
+Change = tuple[Path, str]  # (context path, command)
 
 
-def _changes(old: Node, new: Node, path: tuple[str, ...]) -> tuple[list[Change], list[Change]]:
+def _changes(old: Node, new: Node, path: Path) -> tuple[list[Change], list[Change]]:
     removals: list[Change] = []
     additions: list[Change] = []
     replaced = {k for line in new.children if line not in old.children if (k := _key(line))}
@@ -89,7 +127,7 @@ def _changes(old: Node, new: Node, path: tuple[str, ...]) -> tuple[list[Change],
     return removals, additions
 
 
-def _all(node: Node, path: tuple[str, ...]) -> list[Change]:
+def _all(node: Node, path: Path) -> list[Change]:
     out: list[Change] = []
     for line, child in node.children.items():
         out.append((path, line))
@@ -101,23 +139,74 @@ def _exit(context: str) -> str:
     return "exit-address-family" if context.startswith("address-family ") else "exit"
 
 
-def diff(old: str, new: str) -> str:
-    """The vtysh batch that turns ``old`` into ``new`` ("" when they are the same)."""
-    removals, additions = _changes(parse(old), parse(new), ())
+@dataclass(frozen=True, slots=True)
+class BatchLine:
+    text: str
+    #: the path it enters (a context line) or changes (a command); None for an exit
+    path: Path | None
+    command: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """A vtysh batch, each line with the config path it enters or changes."""
+
+    lines: tuple[BatchLine, ...] = ()
+
+    @property
+    def text(self) -> str:
+        return "".join(f"{x.text}\n" for x in self.lines)
+
+    @property
+    def commands(self) -> tuple[Path, ...]:
+        """The changes it makes (context lines and exits are not changes)."""
+        return tuple(x.path for x in self.lines if x.command and x.path is not None)
+
+    def line(self, number: int) -> BatchLine | None:
+        """The batch's line ``number`` (1-based, as vtysh counts)."""
+        return self.lines[number - 1] if 1 <= number <= len(self.lines) else None
+
+    def __bool__(self) -> bool:
+        return bool(self.lines)
+
+
+def _bgp(change: Change) -> bool:
+    path, command = change
+    return (path[0] if path else command).removeprefix("no ").startswith("router bgp ")
+
+
+def diff_trees(old: Node, new: Node) -> Batch:
+    """The vtysh batch that turns ``old`` into ``new`` (empty when they are the same)."""
+    removals, additions = _changes(old, new, ())
     # `no neighbor X remote-as A` deletes the neighbor with all its lines: negating those as
     # well would fail ("Specify remote-as or peer-group commands first")
     gone = {
-        c.split()[2] for _p, c in removals if c.startswith("no neighbor ") and " remote-as " in c
-    }
+        (p[:1], c.split()[2])
+        for p, c in removals if c.startswith("no neighbor ") and " remote-as " in c
+    }  # fmt: skip
     removals = [
         (p, c) for p, c in removals
-        if not (c.startswith("no neighbor ") and c.split()[2] in gone and " remote-as " not in c)
+        if not (c.startswith("no neighbor ") and (p[:1], c.split()[2]) in gone
+                and " remote-as " not in c)
     ]  # fmt: skip
-    # deepest removals first: an object's lines before the object that holds them
+    # deepest removals first: an object's lines before the object that holds them; additions
+    # the other way round (a neighbor before its address-family lines, in an existing context)
     removals.sort(key=lambda c: -len(c[0]))
-    lines: list[str] = []
-    for path, group in itertools.groupby(removals + additions, key=lambda c: c[0]):
-        lines += [f"{' ' * i}{ctx}" for i, ctx in enumerate(path)]
-        lines += [f"{' ' * len(path)}{cmd}" for _p, cmd in group]
-        lines += [f"{' ' * i}{_exit(ctx)}" for i, ctx in reversed(list(enumerate(path)))]
-    return "".join(f"{line}\n" for line in lines)
+    additions.sort(key=lambda c: len(c[0]))
+    # BGP instances last: a rejected `router bgp` line makes vtysh leave config mode at its
+    # `exit` (FRR >= 9.1 then stops reading the batch): only BGP lines can be cut off, and
+    # the next check sends them again
+    changes = removals + additions
+    changes = [c for c in changes if not _bgp(c)] + [c for c in changes if _bgp(c)]
+    lines: list[BatchLine] = []
+    for path, group in itertools.groupby(changes, key=lambda c: c[0]):
+        lines += [BatchLine(f"{' ' * i}{ctx}", path[: i + 1]) for i, ctx in enumerate(path)]
+        lines += [BatchLine(f"{' ' * len(path)}{cmd}", (*path, cmd), True) for _p, cmd in group]
+        lines += [BatchLine(f"{' ' * i}{_exit(ctx)}", None)
+                  for i, ctx in reversed(list(enumerate(path)))]  # fmt: skip
+    return Batch(tuple(lines))
+
+
+def diff(old: str, new: str) -> str:
+    """The vtysh batch text that turns ``old`` into ``new`` ("" when they are the same)."""
+    return diff_trees(parse(old), parse(new)).text

@@ -1,5 +1,10 @@
 """FRR config text from the typed model: one renderer per concern, concatenated in the order
-FRR needs (BFD profiles and prefix-lists before the route-maps and BGP that use them)."""
+FRR needs (BFD profiles and prefix-lists before the route-maps and BGP that use them).
+
+Lines are rendered exactly as FRR shows them in ``show running-config``, defaults left out
+(FRR hides the FPM port 2620 and a BFD profile's 300 ms / x3), so that the running config can
+be compared line by line with what ovn-frr wants (checked against a real FRR by
+``tests/functional/test_frr_goldens.py``)."""
 
 from __future__ import annotations
 
@@ -29,8 +34,16 @@ def render(model: FrrModel) -> str:
     )
 
 
+FPM_PORT = 2620
+BFD_INTERVAL_MS = 300
+BFD_MULTIPLIER = 3
+
+
 def render_fpm(fpm: tuple[str, int] | None) -> str:
-    return "" if fpm is None else f"fpm address {fpm[0]} port {fpm[1]}\n"
+    if fpm is None:
+        return ""
+    port = "" if fpm[1] == FPM_PORT else f" port {fpm[1]}"
+    return f"fpm address {fpm[0]}{port}\n"
 
 
 def render_bfd(profiles: Iterable[BfdProfile]) -> str:
@@ -39,12 +52,13 @@ def render_bfd(profiles: Iterable[BfdProfile]) -> str:
         return ""
     lines = ["bfd"]
     for p in profiles:
-        lines += [
-            f" profile {p.name}",
-            f"  receive-interval {p.receive_ms}",
-            f"  transmit-interval {p.transmit_ms}",
-            f"  detect-multiplier {p.multiplier}",
-        ]
+        lines.append(f" profile {p.name}")
+        if p.receive_ms != BFD_INTERVAL_MS:
+            lines.append(f"  receive-interval {p.receive_ms}")
+        if p.transmit_ms != BFD_INTERVAL_MS:
+            lines.append(f"  transmit-interval {p.transmit_ms}")
+        if p.multiplier != BFD_MULTIPLIER:
+            lines.append(f"  detect-multiplier {p.multiplier}")
         if p.passive:
             lines.append("  passive-mode")
         lines.append(" exit")
@@ -106,6 +120,8 @@ def _neighbor(n: BgpNeighbor) -> list[str]:
     if n.update_source:
         lines.append(f" neighbor {a} update-source {n.update_source}")
     if n.bfd_profile:
+        # FRR shows the implied `neighbor X bfd` as a line of its own (8.4 and 10.3)
+        lines.append(f" neighbor {a} bfd")
         lines.append(f" neighbor {a} bfd profile {n.bfd_profile}")
     return lines
 

@@ -42,7 +42,9 @@ def run_subprocess(argv: Sequence[str], timeout: float = 120.0) -> Result:
 
 
 #: "line N: ..." as vtysh -f reports a line a daemon rejected
-LINE_ERROR = re.compile(r"line \d+: ")
+LINE_ERROR = re.compile(r"line (\d+): (.*)")
+#: vtysh -f's words for a line a daemon refused (the daemon's own reason comes on stdout)
+REFUSED = re.compile(r"Failure to communicate\[\d+\] to (\S+), line:")
 #: vtysh -f's own end marker, rejected by zebra whenever a batch failed: noise
 NOISE = "XFRR_end_configuration"
 
@@ -60,6 +62,64 @@ def config_errors(output: str) -> list[str]:
 
 
 @dataclass(frozen=True, slots=True)
+class LineError:
+    """A line of a ``vtysh -f`` batch that FRR rejected."""
+
+    #: 1-based line of the batch
+    line: int
+    reason: str
+
+
+#: vtysh's own progress lines when it forks per daemon (FRR >= 9): "[1234|bgpd] done"
+CHILD = re.compile(r"\[\d+\|\S+\]")
+#: FRR >= 9.1: an `exit` at the top level after a failed context line ends the batch there
+EARLY_EXIT = "early exit from config file"
+
+
+def line_errors(stdout: str, stderr: str) -> tuple[LineError, ...]:
+    """The rejected lines of a ``vtysh -f`` run, each with the best reason known.
+
+    vtysh prints ``line N: % Unknown command[..]: TEXT`` for a line no daemon knows, and
+    ``line N: Failure to communicate[13] to bgpd, line: TEXT`` for a line a daemon refused;
+    the daemons' own words ("BGP is already running; AS is 65099", "% Create the peer-group or
+    interface first") come on stdout in the same order, without line numbers, sometimes two
+    lines for one refusal (FRR 10.3). With a single refusal they are all its reason; with
+    several they are paired in order (best effort).
+    """
+    said = [t for x in stdout.splitlines() if (t := x.strip()) and NOISE not in t
+            and not LINE_ERROR.match(t) and not CHILD.match(t)
+            and not t.startswith(("Waiting for children", "Configuration file["))]  # fmt: skip
+    found = []
+    for text in (stdout + "\n" + stderr).splitlines():
+        m = LINE_ERROR.match(text.strip())
+        if m is None or NOISE in text or EARLY_EXIT in text:
+            continue
+        found.append((int(m[1]), m[2]))
+    refusals = sum(1 for _n, detail in found if REFUSED.match(detail))
+    out = []
+    for number, detail in found:
+        refused = REFUSED.match(detail)
+        if refused and refusals == 1 and said:
+            reason = "; ".join(x.lstrip("% ") for x in said)
+        elif refused:
+            reason = said.pop(0).lstrip("% ") if said else f"refused by {refused[1]}"
+        else:
+            reason = detail.split(":", 1)[0].lstrip("% ")
+        out.append(LineError(number, reason))
+    return tuple(sorted(out, key=lambda e: e.line))
+
+
+def has_no_fork(run: Run) -> bool:
+    """vtysh forks one child per daemon to read a batch (FRR >= 9) and can be told not to:
+    then every daemon stops at the same line when the batch ends early."""
+    try:
+        res = run([VTYSH, "--help"])
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return "--no-fork" in res.stdout + res.stderr
+
+
+@dataclass(frozen=True, slots=True)
 class Vtysh:
     """vtysh bound to one FRR instance (its vty socket directory).
 
@@ -69,6 +129,8 @@ class Vtysh:
     socket_dir: str
     prefix: tuple[str, ...] = ()
     run: Run = run_subprocess
+    #: pass --no-fork to batches (see :func:`has_no_fork`)
+    no_fork: bool = False
 
     def _argv(self, *args: str) -> list[str]:
         return [*self.prefix, VTYSH, "--vty_socket", self.socket_dir, *args]
@@ -90,12 +152,26 @@ class Vtysh:
         except json.JSONDecodeError as exc:
             raise VtyshError(f"vtysh {command!r}: not JSON ({exc}): {out[:200]!r}") from None
 
-    def apply(self, config: str) -> None:
-        """Apply config lines as one ``vtysh -f`` batch; raise with every rejected line."""
+    def _batch(self, config: str) -> Result:
         with tempfile.NamedTemporaryFile("w", suffix=".conf", prefix="ovn-frr-") as f:
             f.write(config)
             f.flush()
-            res = self.run(self._argv("-f", f.name))
+            fork = ("--no-fork",) if self.no_fork else ()
+            return self.run(self._argv(*fork, "-f", f.name))
+
+    def apply_batch(self, config: str) -> tuple[LineError, ...]:
+        """Apply config lines as one ``vtysh -f`` batch; FRR applies what it accepts and the
+        lines it rejected are returned. Raises only when vtysh itself failed (FRR down)."""
+        res = self._batch(config)
+        errors = line_errors(res.stdout, res.stderr)
+        if res.returncode != 0 and not errors:
+            detail = (res.stderr or res.stdout).strip()[:500] or f"exit code {res.returncode}"
+            raise VtyshError(f"vtysh -f failed: {detail}")
+        return errors
+
+    def apply(self, config: str) -> None:
+        """Apply config lines as one ``vtysh -f`` batch; raise with every rejected line."""
+        res = self._batch(config)
         errors = config_errors(res.stdout) + config_errors(res.stderr)
         if res.returncode != 0 or errors:
             # the daemon's own words (e.g. "BGP is already running; AS is 65099") come on

@@ -37,13 +37,14 @@ def status_socket(lab: Lab, node: str) -> Path:
 
 
 def agent_config(lab: Lab, node: str, fpm_port: int = 2620, extra: str = "",
-                 agent: str = "") -> str:  # fmt: skip
+                 agent: str = "", ovn: tuple[str, str] | None = None) -> str:  # fmt: skip
     """A node config pointing the agent at the lab's OVN and the node's FRR; ``agent``: more
-    lines for its ``[agent]`` section."""
+    lines for its ``[agent]`` section; ``ovn``: other NB and SB remotes (comma lists, say)."""
     assert lab.ovn is not None, "the lab has no OVN central"
     spec = lab.spec.node(node)
+    nb, sb = ovn or (lab.ovn.nb, lab.ovn.sb)
     return (
-        f'[ovn]\nnb = "{lab.ovn.nb}"\nsb = "{lab.ovn.sb}"\nchassis = "{node}"\n\n'
+        f'[ovn]\nnb = "{nb}"\nsb = "{sb}"\nchassis = "{node}"\n\n'
         f'[frr]\nvty_socket_dir = "{lab.frr[node].rundir}"\n'
         f'fpm_listen = "127.0.0.1:{fpm_port}"\n\n'
         f'[agent]\nstatus_socket = "{status_socket(lab, node)}"\n{agent}\n'
@@ -60,11 +61,12 @@ class AgentProcess:
     proc: subprocess.Popen[bytes]
 
     @classmethod
-    def start(cls, lab: Lab, node: str, extra_config: str = "", agent: str = "") -> AgentProcess:
+    def start(cls, lab: Lab, node: str, extra_config: str = "", agent: str = "",
+              ovn: tuple[str, str] | None = None) -> AgentProcess:  # fmt: skip
         workdir = lab.rundir / node
         config = workdir / "ovn-frr.toml"
         config.write_text(agent_config(lab, node, lab.spec.node(node).fpm_port or 2620,
-                                       extra_config, agent))  # fmt: skip
+                                       extra_config, agent, ovn))  # fmt: skip
         log = workdir / "ovn-frr.log"
         with log.open("ab") as out:
             proc = subprocess.Popen(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import subprocess
 from collections.abc import Iterable, Sequence
@@ -9,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ovn_frr.frr.vtysh import Vtysh, VtyshError
+from ovn_frr.frr.vtysh import Vtysh, VtyshError, has_no_fork, run_subprocess
 from ovn_frr.lab.proc import LabError, kill_pids, read_pid, remove_frr_tmp, wait_for
 from ovn_frr.versions import Version
 
@@ -22,6 +23,12 @@ def daemons_for(version: Version | None, *, node: bool) -> list[str]:
     if version is not None and version >= Version(9, 0) and (FRR_SBIN / "mgmtd").exists():
         names.insert(0, "mgmtd")
     return names
+
+
+@functools.cache
+def _no_fork() -> bool:
+    """This machine's vtysh takes --no-fork (asked once per process)."""
+    return has_no_fork(run_subprocess)
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +46,7 @@ class FrrInstance:
 
     @property
     def vtysh(self) -> Vtysh:
-        return Vtysh(str(self.rundir))
+        return Vtysh(str(self.rundir), no_fork=_no_fork())
 
     def start(self) -> None:
         # FRR drops privileges (-u root keeps uid 0 without CAP_DAC_OVERRIDE): the run dir

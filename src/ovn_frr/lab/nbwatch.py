@@ -16,7 +16,7 @@ from collections import Counter
 from types import TracebackType
 from typing import Any, Self
 
-from ovn_frr.ovn.bulk import atoms
+from ovn_frr.ovn.jsonrpc import atoms
 
 
 class _ClientWatch:

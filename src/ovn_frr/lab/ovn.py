@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ovn_frr.lab.proc import LabError, kill_pids, read_pid, run, wait_for
-from ovn_frr.ovn import bulk
+from ovn_frr.ovn import bulk, jsonrpc
 from ovn_frr.ovn.db import OvnError
 
 OVN_SCHEMAS = Path("/usr/share/ovn")
@@ -92,11 +92,11 @@ class OvnCentral:
         """One OVSDB transaction (for changes too large for a command line)."""
         remote = self.nb if db == "OVN_Northbound" else self.sb
         try:
-            conn = bulk.connect(remote)
+            client = jsonrpc.Client(remote, db)
             try:
-                return bulk.transact(conn, ops, db)
+                return client.call(ops)
             finally:
-                conn.close()
+                client.close()
         except OvnError as exc:
             raise LabError(f"{remote}: {exc}") from None
 

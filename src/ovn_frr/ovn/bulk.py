@@ -24,11 +24,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import ovs.jsonrpc
-import ovs.stream
-
 from ovn_frr.core.model import DesiredRoute, OwnedRoute
-from ovn_frr.ovn.db import OvnError
+from ovn_frr.ovn.jsonrpc import Client, atoms
 
 log = logging.getLogger(__name__)
 
@@ -39,54 +36,21 @@ LRSR = "Logical_Router_Static_Route"
 CHUNK = 20_000
 
 
-def connect(remote: str) -> ovs.jsonrpc.Connection:
-    """A plain JSON-RPC connection to an OVSDB server (blocking)."""
-    error, stream = ovs.stream.Stream.open_block(ovs.stream.Stream.open(remote))
-    if error:
-        raise OvnError(f"cannot connect to {remote}: {os.strerror(error)}")
-    return ovs.jsonrpc.Connection(stream)
-
-
-def transact(
-    conn: ovs.jsonrpc.Connection, ops: Sequence[dict[str, Any]], db: str = "OVN_Northbound"
-) -> list[Any]:
-    """One OVSDB ``transact``; raises :class:`OvnError` for the connection, the transaction
-    or any of its operations. An error on the connection closes it."""
-    request = ovs.jsonrpc.Message.create_request("transact", [db, *ops])
-    error, reply = conn.transact_block(request)
-    if error:
-        conn.close()
-        raise OvnError(f"{db} transact: {os.strerror(error)}")
-    if reply.error:
-        raise OvnError(f"{db} transact: {reply.error}")
-    results: list[Any] = reply.result or []
-    for i, result in enumerate(results):
-        if isinstance(result, dict) and "error" in result:
-            raise OvnError(f"{db} transact op {i}: {result['error']}: {result.get('details')}")
-    return results
-
-
 class BulkWriter:
+    """The owned rows of one chassis on their own connection (blocking: the caller runs it in
+    one worker thread at a time). ``remote`` may list the members of a cluster."""
+
     def __init__(self, remote: str, chassis: str, chunk: int = CHUNK) -> None:
         self.remote = remote
         self.chassis = chassis
         self.chunk = chunk
-        self._conn: ovs.jsonrpc.Connection | None = None
+        self._client = Client(remote)
 
     def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+        self._client.close()
 
     def _call(self, ops: Sequence[dict[str, Any]]) -> list[Any]:
-        if self._conn is None:
-            self._conn = connect(self.remote)
-        try:
-            return transact(self._conn, ops)
-        except OvnError:
-            if self._conn.status:  # the connection failed: open a new one next time
-                self._conn = None
-            raise
+        return self._client.call(ops)
 
     def count_owned(self) -> int:
         """How many rows carry this chassis' marker: an ``update`` that changes nothing
@@ -124,18 +88,6 @@ class BulkWriter:
                     sys.intern(port[0]) if port else None,
                 )
         return out
-
-    def routers_of(self, uuids: Sequence[str]) -> dict[str, str]:
-        """Route row UUID -> the name of the router whose ``static_routes`` holds it (the
-        table has no back reference; meant for the few rows ovn-frr did not write)."""
-        if not uuids:
-            return {}
-        results = self._call([
-            {"op": "select", "table": "Logical_Router", "columns": ["name"],
-             "where": [["static_routes", "includes", ["uuid", u]]]}
-            for u in uuids
-        ])  # fmt: skip
-        return {u: r["rows"][0]["name"] for u, r in zip(uuids, results, strict=True) if r["rows"]}
 
     @staticmethod
     def new_rows(routes: Sequence[DesiredRoute]) -> list[OwnedRoute]:
@@ -182,13 +134,6 @@ def _by_router(rows: Sequence[OwnedRoute]) -> dict[str, list[OwnedRoute]]:
     for row in rows:
         out.setdefault(row.router, []).append(row)
     return out
-
-
-def atoms(datum: Any) -> list[Any]:
-    """An OVSDB set in JSON: a bare atom, or ["set", [...]]."""
-    if isinstance(datum, list) and len(datum) == 2 and datum[0] == "set":
-        return list(datum[1])
-    return [datum]
 
 
 def _unlink(router_uuid: str, uuids: Sequence[str]) -> dict[str, Any]:

@@ -48,7 +48,7 @@ class OvsdbConnection:
         schema: str,
         tables: Mapping[str, Sequence[str]],
         conditions: Mapping[str, list[list[Any]]] | None = None,
-        timeout: float = 60.0,
+        timeout: float = 15.0,
     ) -> None:
         self.remote = remote
         self.schema = schema
@@ -60,7 +60,9 @@ class OvsdbConnection:
         self.on_change: Callable[[], None] | None = None
 
     def start(self) -> None:
-        """Connect and wait for the initial contents (blocking: call from a worker thread)."""
+        """Connect and wait for the initial contents (blocking: call from a worker thread).
+        ``remote`` may list several members (a cluster): the schema comes from the first that
+        answers, and the IDL follows the cluster's leader. After a failure, call again."""
         try:
             helper = idlutils.get_schema_helper(self.remote, self.schema)
         except Exception as exc:
@@ -71,13 +73,18 @@ class OvsdbConnection:
         idl.on_change = self._changed
         for table, cond in self._conditions.items():
             idl.cond_change(table, cond)
-        self._idl = idl
-        self._conn = connection.Connection(idl, self._timeout)
+        conn = connection.Connection(idl, self._timeout)
         try:
-            self._conn.start()
+            conn.start()
         except Exception as exc:
-            raise OvnError(f"{self.schema} at {self.remote}: {exc}") from None
+            idl.close()
+            raise OvnError(f"{self.schema} at {self.remote}: {exc or type(exc).__name__}") from None
+        self._idl, self._conn = idl, conn
         log.info("ovsdb_connected db=%s remote=%s", self.schema, self.remote)
+
+    @property
+    def started(self) -> bool:
+        return self._conn is not None
 
     def _changed(self) -> None:
         if self.on_change is not None:

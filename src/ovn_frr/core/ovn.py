@@ -1,0 +1,414 @@
+"""What OVN's NB and SB say, as one frozen snapshot (pure; read by :mod:`ovn_frr.ovn.reader`).
+
+Every pipeline (import, advertise, and later EVPN and VRF-Lite) is a pure function of one
+:class:`OvnState`. The ``dynamic-routing*`` options (OVN 25.03's own vocabulary, read on any OVN
+version) are parsed here, once, into typed values; a malformed value is a problem line that
+names the object, the option and the value, and the object is left out of what that option
+governs (a router whose ``dynamic-routing`` is neither true nor false neither learns nor
+announces; a port whose ``dynamic-routing-redistribute`` has an unknown token announces nothing).
+
+Options read:
+- Logical_Router: ``dynamic-routing`` (true|false), ``-redistribute`` (comma list of
+  :data:`CLASSES`), ``-redistribute-local-only`` (true|false), ``-vrf-name`` (a VRF name),
+  ``-vrf-id`` (a kernel table id), ``-no-learning`` (true|false);
+- Logical_Router_Port: ``-redistribute`` (overrides the router's), ``-port-name`` (the host
+  interface its next hops leave through), ``-no-learning``;
+- switch ports, NATs, load balancers and static routes: ``dynamic-routing-advertise=false``
+  opts that object out.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+
+from ovn_frr.core.model import Address, Interface, Network
+
+OPT_ENABLED = "dynamic-routing"
+OPT_REDISTRIBUTE = "dynamic-routing-redistribute"
+OPT_LOCAL_ONLY = "dynamic-routing-redistribute-local-only"
+OPT_VRF = "dynamic-routing-vrf-name"
+OPT_VRF_ID = "dynamic-routing-vrf-id"
+OPT_NO_LEARNING = "dynamic-routing-no-learning"
+OPT_PORT_NAME = "dynamic-routing-port-name"
+OPT_ADVERTISE = "dynamic-routing-advertise"
+
+CLASSES = frozenset({"connected", "connected-as-host", "static", "nat", "lb"})
+#: a Linux interface name, as FRR VRFs are (at most 15 characters)
+VRF_NAME = re.compile(r"[A-Za-z0-9_.-]{1,15}")
+IFNAME = re.compile(r"[^\s/:]{1,15}")
+#: kernel table ids OVN refuses for a VRF (0 and 252-255)
+RESERVED_TABLES = frozenset({0, 252, 253, 254, 255})
+#: how much of a bad value a problem line quotes
+VALUE_CUT = 40
+
+
+def problem(kind: str, name: str, option: str, value: str, reason: str) -> str:
+    """One problem line: the object, the option, the (cut) value and why it is unusable."""
+    shown = value if len(value) <= VALUE_CUT else value[:VALUE_CUT] + "..."
+    return f"{kind} {name}: {option}={shown!r} {reason}"
+
+
+def _flag(
+    kind: str, name: str, options: Mapping[str, str], key: str, problems: list[str]
+) -> bool | None:
+    """A true/false option (absent: None); anything else is a problem (also None)."""
+    if key not in options:
+        return None
+    text = options[key].strip().lower()
+    if text in ("true", "false"):
+        return text == "true"
+    problems.append(problem(kind, name, key, options[key], "is not true or false"))
+    return None
+
+
+def _classes(
+    kind: str, name: str, options: Mapping[str, str], problems: list[str]
+) -> frozenset[str] | None:
+    text = options.get(OPT_REDISTRIBUTE)
+    if text is None:
+        return None
+    tokens = [t.strip() for t in text.split(",") if t.strip()]
+    unknown = [t for t in tokens if t not in CLASSES]
+    if unknown:
+        problems.append(problem(kind, name, OPT_REDISTRIBUTE, text,
+                                f"has unknown class(es) {', '.join(unknown)} "
+                                f"(known: {', '.join(sorted(CLASSES))})"))  # fmt: skip
+        return None
+    return frozenset(tokens)
+
+
+@dataclass(frozen=True, slots=True)
+class RouterRouting:
+    """A router's parsed ``dynamic-routing*`` options."""
+
+    enabled: bool = False
+    redistribute: frozenset[str] = frozenset()
+    local_only: bool = False
+    #: the FRR VRF ("" = the default VRF)
+    vrf: str = ""
+    vrf_id: int | None = None
+    learning: bool = True
+    #: malformed options that stop announcing / learning for this router
+    advertise_problems: tuple[str, ...] = ()
+    learn_problems: tuple[str, ...] = ()
+
+    @property
+    def advertises(self) -> bool:
+        return self.enabled and not self.advertise_problems
+
+    @property
+    def learns(self) -> bool:
+        return self.enabled and self.learning and not self.learn_problems
+
+    @property
+    def problems(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(self.advertise_problems + self.learn_problems))
+
+    @classmethod
+    def parse(cls, name: str, options: Mapping[str, str]) -> RouterRouting:
+        kind = "router"
+        both: list[str] = []
+        enabled = _flag(kind, name, options, OPT_ENABLED, both)
+        if not enabled:  # off (or malformed): the other options do not matter
+            return cls(advertise_problems=tuple(both), learn_problems=tuple(both))
+        adv: list[str] = []
+        learn: list[str] = []
+        redistribute = _classes(kind, name, options, adv)
+        local_only = _flag(kind, name, options, OPT_LOCAL_ONLY, adv)
+        vrf = options.get(OPT_VRF, "").strip()
+        if vrf and not VRF_NAME.fullmatch(vrf):
+            both.append(
+                problem(
+                    kind,
+                    name,
+                    OPT_VRF,
+                    vrf,
+                    "is not a VRF name (letters, digits, '_', '.', '-'; at most 15)",
+                )
+            )
+            vrf = ""  # fmt: skip
+        vrf_id = None
+        if (text := options.get(OPT_VRF_ID, "").strip()) != "":
+            if not text.isdigit() or int(text) in RESERVED_TABLES or int(text) >= 2**32:
+                learn.append(
+                    problem(
+                        kind,
+                        name,
+                        OPT_VRF_ID,
+                        text,
+                        "is not a usable kernel table id (1-251, 256-4294967295)",
+                    )
+                )
+            else:  # fmt: skip
+                vrf_id = int(text)
+        no_learning = _flag(kind, name, options, OPT_NO_LEARNING, learn)
+        return cls(
+            enabled=True,
+            redistribute=redistribute or frozenset(),
+            local_only=bool(local_only),
+            vrf=vrf,
+            vrf_id=vrf_id,
+            learning=not no_learning,
+            advertise_problems=tuple(both + adv),
+            learn_problems=tuple(both + learn),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class PortRouting:
+    """A router port's parsed ``dynamic-routing*`` options."""
+
+    #: overrides the router's classes (None: the router's)
+    redistribute: frozenset[str] | None = None
+    #: the host interface its next hops leave through ("" none)
+    port_name: str = ""
+    learning: bool = True
+    advertise_problems: tuple[str, ...] = ()
+    learn_problems: tuple[str, ...] = ()
+
+    @property
+    def problems(self) -> tuple[str, ...]:
+        return self.advertise_problems + self.learn_problems
+
+    @classmethod
+    def parse(cls, name: str, options: Mapping[str, str]) -> PortRouting:
+        kind = "router port"
+        adv: list[str] = []
+        learn: list[str] = []
+        redistribute = _classes(kind, name, options, adv)
+        port_name = options.get(OPT_PORT_NAME, "").strip()
+        if port_name and not IFNAME.fullmatch(port_name):
+            learn.append(problem(kind, name, OPT_PORT_NAME, port_name,
+                                 "is not an interface name"))  # fmt: skip
+            port_name = ""
+        no_learning = _flag(kind, name, options, OPT_NO_LEARNING, learn)
+        return cls(redistribute, port_name, not no_learning, tuple(adv), tuple(learn))
+
+
+def advertised(kind: str, name: str, options: Mapping[str, str]) -> tuple[bool, str]:
+    """An object's ``dynamic-routing-advertise``: (may be announced, problem or "")."""
+    problems: list[str] = []
+    flag = _flag(kind, name, options, OPT_ADVERTISE, problems)
+    if problems:
+        return False, problems[0]  # malformed: the object is left out, and said so
+    return flag is not False, ""
+
+
+# --- the objects ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SwitchPort:
+    name: str
+    type: str
+    addresses: tuple[Address, ...]
+    #: bound on this chassis (SB Port_Binding)
+    bound_here: bool = False
+    advertise: bool = True
+    problem: str = ""
+
+    @classmethod
+    def of(
+        cls,
+        name: str,
+        addresses: tuple[Address, ...],
+        options: Mapping[str, str] | None = None,
+        bound_here: bool = False,
+        type: str = "",
+    ) -> SwitchPort:
+        ok, why = advertised("switch port", name, options or {})
+        return cls(name, type, addresses, bound_here, ok, why)
+
+
+@dataclass(frozen=True, slots=True)
+class Vip:
+    """A load balancer VIP."""
+
+    lb: str
+    address: Address
+    advertise: bool = True
+    problem: str = ""
+
+    @classmethod
+    def of(cls, lb: str, address: Address, options: Mapping[str, str] | None = None) -> Vip:
+        ok, why = advertised("load balancer", lb, options or {})
+        return cls(lb, address, ok, why)
+
+
+@dataclass(frozen=True, slots=True)
+class LogicalSwitch:
+    uuid: str
+    name: str
+    ports: tuple[SwitchPort, ...] = ()
+    vips: tuple[Vip, ...] = ()
+    other_config: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Nat:
+    external_ip: Address
+    type: str = "snat"
+    #: served on this chassis: a distributed dnat_and_snat where its logical port is bound,
+    #: any other where the router's gateway is
+    bound_here: bool = False
+    advertise: bool = True
+    problem: str = ""
+
+    @classmethod
+    def of(
+        cls,
+        router: str,
+        external_ip: Address,
+        options: Mapping[str, str] | None = None,
+        bound_here: bool = False,
+        type: str = "snat",
+    ) -> Nat:
+        ok, why = advertised("NAT", f"{external_ip} on {router}", options or {})
+        return cls(external_ip, type, bound_here, ok, why)
+
+
+@dataclass(frozen=True, slots=True)
+class StaticRoute:
+    """A Logical_Router_Static_Route row that no ovn-frr wrote."""
+
+    uuid: str
+    #: the router whose static_routes holds it ("" not known)
+    router: str
+    prefix: Network
+    policy: str = "dst-ip"
+    advertise: bool = True
+    problem: str = ""
+
+    @classmethod
+    def of(
+        cls,
+        uuid: str,
+        router: str,
+        prefix: Network,
+        options: Mapping[str, str] | None = None,
+        policy: str = "dst-ip",
+    ) -> StaticRoute:
+        ok, why = advertised("static route", f"{prefix} on {router or '?'}", options or {})
+        return cls(uuid, router, prefix, policy, ok, why)
+
+
+@dataclass(frozen=True, slots=True)
+class RouterPort:
+    name: str
+    networks: tuple[Interface, ...]
+    routing: PortRouting = PortRouting()
+    #: the port's gateway (chassisredirect) binding is on this chassis
+    bound_here: bool = False
+    #: UUID of the logical switch behind the port ("" none)
+    switch: str = ""
+    options: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(
+        cls,
+        name: str,
+        networks: tuple[Interface, ...],
+        options: Mapping[str, str] | None = None,
+        bound_here: bool = False,
+        switch: str = "",
+    ) -> RouterPort:
+        opts = dict(options or {})
+        return cls(name, networks, PortRouting.parse(name, opts), bound_here, switch, opts)
+
+
+@dataclass(frozen=True, slots=True)
+class LogicalRouter:
+    name: str
+    routing: RouterRouting
+    ports: tuple[RouterPort, ...] = ()
+    nats: tuple[Nat, ...] = ()
+    vips: tuple[Vip, ...] = ()
+    #: pinned to this chassis (options:chassis): a gateway router here
+    pinned_here: bool = False
+    uuid: str = ""
+    options: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(
+        cls,
+        name: str,
+        options: Mapping[str, str],
+        ports: tuple[RouterPort, ...] = (),
+        nats: tuple[Nat, ...] = (),
+        vips: tuple[Vip, ...] = (),
+        pinned_here: bool = False,
+        uuid: str = "",
+    ) -> LogicalRouter:
+        opts = dict(options)
+        routing = RouterRouting.parse(name, opts)
+        return cls(name, routing, ports, nats, vips, pinned_here, uuid, opts)
+
+    @property
+    def gateway_here(self) -> bool:
+        """The router is served on this chassis: pinned here, or a gateway port bound here."""
+        return self.pinned_here or any(p.bound_here for p in self.ports)
+
+
+@dataclass(frozen=True, slots=True)
+class OvnState:
+    """Everything ovn-frr reads from NB and SB, for one chassis."""
+
+    routers: tuple[LogicalRouter, ...] = ()
+    #: by UUID (switch names need not be unique)
+    switches: Mapping[str, LogicalSwitch] = field(default_factory=dict)
+    statics: tuple[StaticRoute, ...] = ()
+    #: rows the reader could not use at all (e.g. a NAT whose external_ip is no address)
+    read_problems: tuple[str, ...] = ()
+
+    def switch_of(self, port: RouterPort) -> LogicalSwitch | None:
+        return self.switches.get(port.switch) if port.switch else None
+
+    def problems(self) -> tuple[str, ...]:
+        """Every malformed option or row, one line each, in a stable order."""
+        return tuple(dict.fromkeys(_problems(self)))
+
+
+def _problems(state: OvnState) -> Iterator[str]:
+    yield from state.read_problems
+    for r in state.routers:
+        yield from r.routing.problems
+        if not r.routing.enabled:
+            continue
+        for p in r.ports:
+            yield from p.routing.problems
+        yield from (x.problem for x in r.nats if x.problem)
+        yield from (x.problem for x in r.vips if x.problem)
+    for sw in state.switches.values():
+        yield from (x.problem for x in sw.ports if x.problem)
+        yield from (x.problem for x in sw.vips if x.problem)
+    for st in state.statics:
+        if st.problem:
+            yield st.problem
+
+
+def owned_prefixes(state: OvnState) -> dict[Network, str]:
+    """Prefixes OVN itself owns, with their owner (for the import hijack guard): router port
+    networks, NAT external IPs, load balancer VIPs and switch port addresses, everywhere."""
+    owned: dict[Network, str] = {}
+    for r in state.routers:
+        for port in r.ports:
+            for n in port.networks:
+                owned.setdefault(n.network, f"port {port.name}")
+        for nat in r.nats:
+            owned.setdefault(_host(nat.external_ip), f"NAT {nat.external_ip} on {r.name}")
+        for vip in r.vips:
+            owned.setdefault(_host(vip.address), f"LB {vip.lb} VIP {vip.address}")
+    for sw in state.switches.values():
+        for vip in sw.vips:
+            owned.setdefault(_host(vip.address), f"LB {vip.lb} VIP {vip.address}")
+        for lsp in sw.ports:
+            for a in lsp.addresses:
+                owned.setdefault(_host(a), f"LSP {lsp.name}")
+    return owned
+
+
+def _host(addr: Address) -> Network:
+    return ipaddress.ip_network(addr)

@@ -1,0 +1,218 @@
+"""Which lines of FRR's running config are ovn-frr's, and the batch that brings FRR to the
+desired config (pure).
+
+FRR's running config is the truth: it is compared with the desired config at every check,
+so lines lost to an FRR restart, removed by hand or changed by someone else come back, and a
+restarted agent finds its own lines without any memory of what it applied. Ownership is read
+from the config itself:
+
+- objects named ``ovnfrr-*`` (prefix-lists, route-maps, large-community lists), all their lines;
+- ``network P route-map ovnfrr-origin`` lines, in any BGP instance;
+- the neighbors of the node config: the attributes ovn-frr renders (:data:`NEIGHBOR_ATTRS`);
+  other lines an operator added to such a neighbor (``shutdown``, say) stay;
+- neighbors that carry an ``ovnfrr-`` route-map but are no longer in the node config: all of
+  their lines (the neighbor is removed);
+- the BFD profiles of the node config: all their lines;
+- a BGP VRF instance that is not desired and holds nothing but ovn-frr's lines and the instance
+  settings ovn-frr renders: the whole instance.
+
+Everything else is the operator's and never touched. Lines equal to desired ones count as
+ovn-frr's (they are not sent again).
+
+A *unit* is what a rejected line takes with it: a neighbor (every line of it, in every address
+family of its instance), or else the line itself with what it holds. A unit FRR rejected is
+held at what FRR had before the batch (its lines that landed are rolled back) until its retry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from ovn_frr.frr.diff import Batch, Node, Path, build, diff_trees, parse, paths
+
+MARK = "ovnfrr-"
+ORIGIN = " route-map ovnfrr-origin"
+NEIGHBOR_ATTRS = frozenset(
+    {"remote-as", "description", "password", "timers", "ebgp-multihop", "update-source", "bfd",
+     "activate", "route-map", "maximum-prefix"}
+)  # fmt: skip
+#: the settings ovn-frr renders in each of its BGP instances
+INSTANCE_SETTINGS = (
+    "bgp router-id ",
+    "no bgp default ipv4-unicast",
+    "no bgp network import-check",
+    "bgp bestpath as-path multipath-relax",
+)
+
+Unit = tuple[str, ...]
+
+
+def object_name(line: str) -> str | None:
+    """The name of a top-level policy object (route-map, prefix-list, large-community list)."""
+    words = line.split()
+    if len(words) >= 2 and words[0] == "route-map":
+        return words[1]
+    if len(words) >= 3 and words[1] == "prefix-list":
+        return words[2]
+    if len(words) >= 3 and words[1] == "large-community-list":
+        return words[3] if words[2] in ("standard", "expanded") and len(words) > 3 else words[2]
+    return None
+
+
+def neighbor_of(line: str) -> tuple[str, str] | None:
+    """(address, attribute) of a ``neighbor X ATTR ...`` line (``no`` form too)."""
+    words = line.removeprefix("no ").split()
+    if len(words) >= 3 and words[0] == "neighbor":
+        return words[1], words[2]
+    return None
+
+
+def unit_of(path: Path) -> Unit:
+    """The unit of a changed line (see the module docstring)."""
+    n = neighbor_of(path[-1])
+    if n is not None and len(path) >= 2 and path[0].startswith("router bgp "):
+        return (path[0], f"neighbor {n[0]}")
+    return path
+
+
+def in_unit(path: Path, unit: Unit) -> bool:
+    if len(unit) == 2 and unit[0].startswith("router bgp ") and unit[1].startswith("neighbor "):
+        n = neighbor_of(path[-1])
+        return path[0] == unit[0] and n is not None and f"neighbor {n[0]}" == unit[1]
+    return path[: len(unit)] == unit
+
+
+def _has(tree: Node, path: Path) -> bool:
+    node = tree
+    for part in path:
+        child = node.children.get(part)
+        if child is None:
+            return False
+        node = child
+    return True
+
+
+@dataclass(frozen=True, slots=True)
+class Owners:
+    """What the desired config says ovn-frr owns by name."""
+
+    #: (instance line, neighbor address)
+    neighbors: frozenset[tuple[str, str]]
+    #: BFD profile names
+    profiles: frozenset[str]
+
+    @classmethod
+    def of(cls, desired: Node) -> Owners:
+        neighbors = set()
+        for top, node in desired.children.items():
+            if top.startswith("router bgp "):
+                for path in paths(node, (top,)):
+                    n = neighbor_of(path[-1])
+                    if n is not None:
+                        neighbors.add((top, n[0]))
+        bfd = desired.children.get("bfd")
+        profiles = set()
+        if bfd is not None:
+            profiles = {p.split()[1] for p in bfd.children if p.startswith("profile ")}
+        return cls(frozenset(neighbors), frozenset(profiles))
+
+
+def _instance(top: str, node: Node, want: Node, owners: Owners) -> list[Path]:
+    """The lines of BGP instance ``top`` that are ovn-frr's."""
+    mine = {addr for inst, addr in owners.neighbors if inst == top}
+    stale = set()
+    for path in paths(node, (top,)):
+        n = neighbor_of(path[-1])
+        if n is not None and n[0] not in mine and f" route-map {MARK}" in path[-1]:
+            stale.add(n[0])
+    out = []
+    for path in paths(node, (top,)):
+        line = path[-1]
+        n = neighbor_of(line)
+        if (
+            _has(want, path[1:])
+            or (line.startswith("network ") and line.endswith(ORIGIN))
+            or (n is not None and (n[0] in stale or (n[0] in mine and n[1] in NEIGHBOR_ATTRS)))
+        ):
+            out.append(path)
+    return out
+
+
+def _wholly_ours(top: str, node: Node, ours: list[Path]) -> bool:
+    kept = set(ours)
+    return all(
+        path in kept or path[-1].startswith(INSTANCE_SETTINGS)
+        or (path[-1].startswith("address-family ") and len(path) == 2)
+        for path in paths(node, (top,))
+    )  # fmt: skip
+
+
+def ours(running: Node, desired: Node, owners: Owners) -> Node:
+    """The part of ``running`` that is ovn-frr's (see the module docstring)."""
+    keep: list[Path] = []
+    for top, node in running.children.items():
+        want = desired.children.get(top)
+        if top.startswith("router bgp "):
+            lines = _instance(top, node, want or Node(top), owners)
+            if want is None and " vrf " in top and lines and _wholly_ours(top, node, lines):
+                keep.append((top,))  # removed whole (an empty shared context is negated)
+            else:
+                keep += lines
+        elif top == "bfd":
+            for line, profile in node.children.items():
+                name = line.split()[1] if line.startswith("profile ") else None
+                if name in owners.profiles:
+                    keep += [(top, line), *paths(profile, (top, line))]
+        elif (name := object_name(top)) is not None and name.startswith(MARK):
+            keep += [(top,), *paths(node, (top,))]
+        elif want is not None:
+            keep += [(top,), *(p for p in paths(node, (top,)) if _has(desired, p))]
+    return build(keep)
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    #: what FRR runs that is ovn-frr's, before the batch
+    ours: Node
+    #: the desired config with held units at their earlier state (and adopted networks)
+    desired: Node
+    batch: Batch
+
+
+def adopted_networks(running: Node) -> list[Path]:
+    """ovn-frr's ``network`` lines FRR has (kept while OVN's intent is not known yet)."""
+    return [p for top, node in running.children.items() if top.startswith("router bgp ")
+            for p in paths(node, (top,))
+            if p[-1].startswith("network ") and p[-1].endswith(ORIGIN)]  # fmt: skip
+
+
+def plan(
+    running: str,
+    desired: str,
+    held: Mapping[Unit, Iterable[Path]] | None = None,
+    adopt_networks: bool = False,
+) -> Plan:
+    """The batch that brings FRR from ``running`` to ``desired``. ``held``: units kept at the
+    given lines (what FRR had before a batch that it rejected them in); ``adopt_networks``:
+    OVN's intent is not known yet, so the ``network`` lines FRR has stay as they are."""
+    run = parse(running)
+    want = parse(desired)
+    owners = Owners.of(want)
+    lines = list(paths(want))
+    if adopt_networks:
+        lines += adopted_networks(run)
+    for unit, before in (held or {}).items():
+        lines = [p for p in lines if not in_unit(p, unit)] + list(before)
+    effective = build(lines)
+    mine = ours(run, effective, owners)
+    return Plan(mine, effective, diff_trees(mine, effective))
+
+
+def unit_lines(tree: Node, unit: Unit) -> frozenset[Path]:
+    """The lines of ``unit`` in ``tree`` (with the contexts that hold them)."""
+    out: set[Path] = set()
+    for path in paths(tree):
+        if in_unit(path, unit):
+            out.update(path[: i + 1] for i in range(len(path)))
+    return frozenset(out)

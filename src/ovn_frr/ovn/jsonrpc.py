@@ -1,0 +1,106 @@
+"""Plain OVSDB JSON-RPC (``transact``) on one connection, for the requests that do not go
+through the IDL: the owned route rows (:mod:`ovn_frr.ovn.bulk`) and the routers of static
+routes (:mod:`ovn_frr.ovn.reader`).
+
+A remote may be a comma list (the members of a clustered database, as ovn-controller takes
+them): a connection goes to the first member that accepts, starting after the one that failed
+last, so a dead member costs one failed connect, not every request. A transaction sent to a
+follower is forwarded to the leader by ovsdb-server.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import ovs.jsonrpc
+import ovs.stream
+
+from ovn_frr.ovn.db import OvnError
+
+log = logging.getLogger(__name__)
+
+#: how long one member may take to accept a connection
+CONNECT_TIMEOUT_MS = 5000
+
+
+def members(remote: str) -> list[str]:
+    """The members of a remote: ``unix:A,tcp:B:6641`` -> [``unix:A``, ``tcp:B:6641``]."""
+    return [r.strip() for r in remote.split(",") if r.strip()]
+
+
+def connect(remote: str, start: int = 0) -> tuple[ovs.jsonrpc.Connection, int]:
+    """A connection to the first member that accepts, trying from ``start``; returns it and
+    that member's index (blocking)."""
+    parts = members(remote)
+    errors = []
+    for i in range(len(parts)):
+        k = (start + i) % len(parts)
+        error, stream = ovs.stream.Stream.open_block(
+            ovs.stream.Stream.open(parts[k]), CONNECT_TIMEOUT_MS
+        )
+        if not error:
+            return ovs.jsonrpc.Connection(stream), k
+        errors.append(f"{parts[k]}: {os.strerror(error)}")
+    raise OvnError(f"cannot connect to {'; '.join(errors) or 'no remote'}")
+
+
+def transact(
+    conn: ovs.jsonrpc.Connection, ops: Sequence[dict[str, Any]], db: str = "OVN_Northbound"
+) -> list[Any]:
+    """One OVSDB ``transact``; raises :class:`OvnError` for the connection, the transaction
+    or any of its operations. An error on the connection closes it."""
+    request = ovs.jsonrpc.Message.create_request("transact", [db, *ops])
+    error, reply = conn.transact_block(request)
+    if error:
+        conn.close()
+        raise OvnError(f"{db} transact: {os.strerror(error)}")
+    if reply.error:
+        raise OvnError(f"{db} transact: {reply.error}")
+    results: list[Any] = reply.result or []
+    for i, result in enumerate(results):
+        if isinstance(result, dict) and "error" in result:
+            raise OvnError(f"{db} transact op {i}: {result['error']}: {result.get('details')}")
+    return results
+
+
+class Client:
+    """One JSON-RPC connection to a database, opened on first use and again (on the next
+    member) after it failed. Blocking; not shared between threads."""
+
+    def __init__(self, remote: str, db: str = "OVN_Northbound") -> None:
+        self.remote = remote
+        self.db = db
+        self._conn: ovs.jsonrpc.Connection | None = None
+        self._member = 0
+        #: the member the connection is to ("" none)
+        self.connected_to = ""
+
+    def call(self, ops: Sequence[dict[str, Any]]) -> list[Any]:
+        if self._conn is None:
+            self._conn, self._member = connect(self.remote, self._member)
+            self.connected_to = members(self.remote)[self._member]
+            log.info("ovsdb_jsonrpc_connected db=%s remote=%s", self.db, self.connected_to)
+        try:
+            return transact(self._conn, ops, self.db)
+        except OvnError:
+            if self._conn.status:  # the connection failed: the next member next time
+                self._conn = None
+                self.connected_to = ""
+                self._member += 1
+            raise
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+            self.connected_to = ""
+
+
+def atoms(datum: Any) -> list[Any]:
+    """An OVSDB set in JSON: a bare atom, or ["set", [...]]."""
+    if isinstance(datum, list) and len(datum) == 2 and datum[0] == "set":
+        return list(datum[1])
+    return [datum]

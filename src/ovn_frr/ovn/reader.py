@@ -1,0 +1,274 @@
+"""The one reader of OVN: NB and SB as one frozen :class:`~ovn_frr.core.ovn.OvnState`.
+
+It reads, with each IDL quiescent: from SB the logical ports bound on this chassis (the SB IDL
+monitors port bindings and only this chassis' own Chassis row, so a binding's chassis resolves
+only when it is this one); from NB the routers, their ports and the switches behind them, NATs,
+load balancers, and the static routes that no ovn-frr wrote.
+
+The NB IDL monitors only the Logical_Router_Static_Route rows ovn-frr did not write (a
+conditional monitor on the constant owner pair): the rows ovn-frr owns can be 100k+ and are
+tracked by :mod:`ovn_frr.ovn.bulk`. For the same reason it does not monitor
+``Logical_Router.static_routes``, so the router of each foreign static route is asked from
+ovsdb-server (one ``select`` per row, in one transaction), only when some router
+redistributes ``static`` and the set of those rows changed (or every ``ask_every`` seconds,
+for a row moved between routers).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ovn_frr.core.advertise import redistributes_static
+from ovn_frr.core.model import Address, Interface
+from ovn_frr.core.ovn import (
+    LogicalRouter,
+    LogicalSwitch,
+    Nat,
+    OvnState,
+    RouterPort,
+    StaticRoute,
+    SwitchPort,
+    Vip,
+)
+from ovn_frr.ovn.bulk import LRSR, OWNER
+from ovn_frr.ovn.db import OvsdbConnection
+from ovn_frr.ovn.jsonrpc import Client
+
+log = logging.getLogger(__name__)
+
+NB_TABLES = {
+    "Logical_Router": ["name", "options", "ports", "nat", "load_balancer"],
+    "Logical_Router_Port": ["name", "networks", "options"],
+    "Logical_Switch": ["name", "ports", "load_balancer", "other_config"],
+    "Logical_Switch_Port": ["name", "addresses", "dynamic_addresses", "type", "options"],
+    "NAT": ["external_ip", "type", "logical_port", "external_mac", "options"],
+    "Load_Balancer": ["name", "vips", "options"],
+    LRSR: ["ip_prefix", "policy", "options", "external_ids"],
+}
+#: the static routes ovn-frr did not write (any chassis)
+NOT_OURS = [["external_ids", "excludes", ["map", [list(OWNER)]]]]
+SB_TABLES = {
+    "Port_Binding": ["logical_port", "chassis", "type"],
+    "Chassis": ["name"],
+}
+
+
+def nb_connection(remote: str) -> OvsdbConnection:
+    return OvsdbConnection(remote, "OVN_Northbound", NB_TABLES, conditions={LRSR: NOT_OURS})
+
+
+def sb_connection(remote: str, chassis: str) -> OvsdbConnection:
+    """Only what locality needs: port bindings (three columns) and this chassis' own row."""
+    return OvsdbConnection(
+        remote, "OVN_Southbound", SB_TABLES, conditions={"Chassis": [["name", "==", chassis]]}
+    )
+
+
+def bound_ports(sb_idl: Any) -> frozenset[str]:
+    """Logical ports bound on this chassis (the only chassis row the SB IDL monitors)."""
+    return frozenset(
+        pb.logical_port for pb in sb_idl.tables["Port_Binding"].rows.values() if pb.chassis
+    )
+
+
+# --- NB rows -> core values -------------------------------------------------------------------
+
+
+def _addr(text: str) -> Address | None:
+    try:
+        return ipaddress.ip_address(text.strip().strip("[]").split("/", maxsplit=1)[0])
+    except ValueError:
+        return None
+
+
+def _ifaces(owner: str, networks: Sequence[str], problems: list[str]) -> tuple[Interface, ...]:
+    out = []
+    for n in networks:
+        try:
+            out.append(ipaddress.ip_interface(n))
+        except ValueError:
+            problems.append(f"router port {owner}: network {n!r} is not an address/length")
+    return tuple(out)
+
+
+def vip_address(vip: str) -> Address | None:
+    """An LB VIP key: ``IP``, ``IP:PORT`` or ``[IPv6]:PORT``."""
+    if vip.startswith("["):
+        return _addr(vip[1 : vip.index("]")] if "]" in vip else vip)
+    if vip.count(":") == 1:
+        return _addr(vip.split(":", maxsplit=1)[0])
+    return _addr(vip)
+
+
+def _lsp_addresses(lsp: Any) -> tuple[Address, ...]:
+    out = []
+    for entry in [*lsp.addresses, *lsp.dynamic_addresses]:
+        for word in entry.split()[1:]:  # "MAC IP IP ..."; router/unknown/dynamic carry none
+            if (a := _addr(word)) is not None:
+                out.append(a)
+    return tuple(out)
+
+
+def _vips(lb: Any) -> tuple[Vip, ...]:
+    options = dict(lb.options)
+    return tuple(Vip.of(lb.name, a, options) for key in lb.vips
+                 if (a := vip_address(key)) is not None)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class StaticRow:
+    """A Logical_Router_Static_Route row no ovn-frr wrote, before its router is known."""
+
+    uuid: str
+    ip_prefix: str
+    policy: str
+    options: Mapping[str, str]
+
+
+def read_nb(
+    nb_idl: Any, chassis: str, bound: frozenset[str]
+) -> tuple[OvnState, tuple[StaticRow, ...]]:
+    """The state (its static routes still without routers) and the foreign static rows (call
+    with the IDL quiescent). ``bound``: logical ports bound on this chassis."""
+    t = nb_idl.tables
+    problems: list[str] = []
+    switches: dict[str, LogicalSwitch] = {}
+    switch_of: dict[str, str] = {}  # router port name -> the UUID of the switch behind it
+    for ls in t["Logical_Switch"].rows.values():
+        uuid = str(ls.uuid)
+        lsps = []
+        for lsp in ls.ports:
+            if lsp.type == "router":
+                if "router-port" in lsp.options:
+                    switch_of[lsp.options["router-port"]] = uuid
+                continue
+            lsps.append(
+                SwitchPort.of(lsp.name, _lsp_addresses(lsp), dict(lsp.options),
+                              lsp.name in bound, lsp.type)
+            )  # fmt: skip
+        vips = tuple(v for lb in ls.load_balancer for v in _vips(lb))
+        switches[uuid] = LogicalSwitch(uuid, ls.name, tuple(lsps), vips, dict(ls.other_config))
+    routers = []
+    for lr in t["Logical_Router"].rows.values():
+        options = dict(lr.options)
+        pinned = options.get("chassis") == chassis
+        ports = tuple(
+            RouterPort.of(
+                lrp.name,
+                _ifaces(lrp.name, lrp.networks, problems),
+                dict(lrp.options),
+                f"cr-{lrp.name}" in bound,
+                switch_of.get(lrp.name, ""),
+            )
+            for lrp in lr.ports
+        )
+        gateway_here = pinned or any(p.bound_here for p in ports)
+        nats = []
+        for nat in lr.nat:
+            ext = _addr(nat.external_ip)
+            if ext is None:
+                problems.append(f"NAT on {lr.name}: external_ip {nat.external_ip!r} "
+                                "is not an IP address")  # fmt: skip
+                continue
+            # a distributed dnat_and_snat is served where its logical port is bound
+            distributed = nat.type == "dnat_and_snat" and nat.logical_port and nat.external_mac
+            here = nat.logical_port[0] in bound if distributed else gateway_here
+            nats.append(Nat.of(lr.name, ext, dict(nat.options), here, nat.type))
+        vips = tuple(v for lb in lr.load_balancer for v in _vips(lb))
+        routers.append(LogicalRouter.of(lr.name, options, ports, tuple(nats), vips, pinned,
+                                        str(lr.uuid)))  # fmt: skip
+    statics = tuple(
+        StaticRow(str(r.uuid), r.ip_prefix, r.policy[0] if r.policy else "dst-ip", dict(r.options))
+        for r in t[LRSR].rows.values()
+        # a row of an older ovn-frr (no owner pair) still carries its chassis marker
+        if not any(k.startswith("ovn-frr:") for k in r.external_ids)
+    )
+    state = OvnState(
+        tuple(sorted(routers, key=lambda r: r.name)), switches, read_problems=tuple(problems)
+    )
+    return state, statics
+
+
+def with_statics(
+    state: OvnState, rows: Sequence[StaticRow], router_of: Mapping[str, str]
+) -> OvnState:
+    """The state with its foreign static routes, each with the router that holds it."""
+    statics = []
+    problems = list(state.read_problems)
+    for row in rows:
+        router = router_of.get(row.uuid, "")
+        try:
+            prefix = ipaddress.ip_network(row.ip_prefix, strict=False)
+        except ValueError:
+            problems.append(f"static route on {router or '?'}: ip_prefix {row.ip_prefix!r} "
+                            "is not a prefix")  # fmt: skip
+            continue
+        statics.append(StaticRoute.of(row.uuid, router, prefix, row.options, row.policy))
+    statics.sort(key=lambda s: (s.router, s.prefix.version, str(s.prefix), s.uuid))
+    return replace(state, statics=tuple(statics), read_problems=tuple(problems))
+
+
+def routers_of(client: Client, uuids: Sequence[str]) -> dict[str, str]:
+    """Route row UUID -> the name of the router whose ``static_routes`` holds it (the table
+    has no back reference; meant for the few rows ovn-frr did not write)."""
+    if not uuids:
+        return {}
+    results = client.call([
+        {"op": "select", "table": "Logical_Router", "columns": ["name"],
+         "where": [["static_routes", "includes", ["uuid", u]]]}
+        for u in uuids
+    ])  # fmt: skip
+    return {u: r["rows"][0]["name"] for u, r in zip(uuids, results, strict=True) if r["rows"]}
+
+
+class OvnReader:
+    """NB + SB (IDLs, started here) and a JSON-RPC client for the routers of static routes.
+    Blocking: call from one worker thread."""
+
+    def __init__(
+        self,
+        nb: OvsdbConnection,
+        sb: OvsdbConnection,
+        chassis: str,
+        ask_every: float = 120.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.nb = nb
+        self.sb = sb
+        self.chassis = chassis
+        self.ask_every = ask_every
+        self.clock = clock
+        self._client = Client(nb.remote)
+        self._router_of: dict[str, str] = {}
+        self._asked: frozenset[str] | None = None
+        self._ask_at = 0.0
+
+    def start(self) -> None:
+        """Connect both IDLs (again after a failed start); raises OvnError."""
+        for db in (self.nb, self.sb):
+            if not db.started:
+                db.start()
+
+    def read(self) -> OvnState:
+        self.start()
+        bound = self.sb.read(bound_ports)
+        state, rows = self.nb.read(lambda idl: read_nb(idl, self.chassis, bound))
+        if not redistributes_static(state):
+            self._asked = None
+            return state
+        uuids = frozenset(r.uuid for r in rows)
+        if uuids != self._asked or self.clock() >= self._ask_at:
+            self._router_of = routers_of(self._client, sorted(uuids))
+            self._asked = uuids
+            self._ask_at = self.clock() + self.ask_every
+        return with_statics(state, rows, self._router_of)
+
+    def close(self) -> None:
+        for db in (self.nb, self.sb):
+            db.stop()
+        self._client.close()

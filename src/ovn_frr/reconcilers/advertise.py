@@ -1,0 +1,69 @@
+"""The advertise pipeline: the OVN state -> what this chassis announces, per VRF.
+
+A pure step (:func:`~ovn_frr.core.advertise.announcements`); its result is published for the
+FRR pipeline, the only writer of FRR, which turns it into ``network`` lines. Until the first OVN
+state has been read nothing is published, and FRR keeps the ``network`` lines it has (an agent
+restarted while NB is down withdraws nothing).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ovn_frr.core.advertise import (
+    Announcement,
+    announcement_order,
+    announcements,
+    prefixes_by_vrf,
+)
+from ovn_frr.core.model import Network
+from ovn_frr.core.ovn import OvnState
+from ovn_frr.reconcilers.base import LIST_LIMIT, Cell, Sample, Signal, TracePart
+
+#: VRF name ("" default) -> prefixes to announce; None: not known yet
+Networks = Mapping[str, tuple[Network, ...]] | None
+
+
+class AdvertiseReconciler:
+    name = "advertise"
+
+    def __init__(self, ovn: Cell[OvnState | None], out: Cell[Networks]) -> None:
+        self.ovn = ovn
+        self.out = out
+        self.watches: tuple[Signal, ...] = (ovn,)
+        self.items: frozenset[Announcement] = frozenset()
+
+    async def step(self) -> float | None:
+        state = self.ovn.value
+        if state is None:
+            return None
+        self.items = announcements(state)
+        self.out.publish(prefixes_by_vrf(self.items))
+        return None
+
+    def status(self, now: float) -> dict[str, Any]:
+        ordered = sorted(self.items, key=announcement_order)
+        return {
+            "advertised": [{"vrf": x.vrf or "default", "prefix": str(x.prefix),
+                            "source": x.source} for x in ordered[:LIST_LIMIT]],
+            "advertised_total": len(self.items),
+        }  # fmt: skip
+
+    def problems(self, now: float) -> list[str]:
+        return []
+
+    def samples(self) -> Iterable[Sample]:
+        yield Sample("ovnfrr_routes_advertised", "gauge", "Prefixes announced from OVN intent",
+                     len(self.items))  # fmt: skip
+
+    async def trace(self, prefix: Network) -> TracePart:
+        ours = sorted((x for x in self.items if x.prefix == prefix), key=announcement_order)
+        return TracePart(
+            {"advertise": [{"vrf": x.vrf or "default", "source": x.source} for x in ours]},
+            tuple(f"OVN {x.source} -> announce {prefix} in VRF {x.vrf or 'default'}"
+                  for x in ours),
+        )  # fmt: skip
+
+    async def close(self) -> None:
+        return None

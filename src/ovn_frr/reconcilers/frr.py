@@ -1,0 +1,220 @@
+"""The FRR pipeline, the only writer of FRR: keeps FRR running ovn-frr's config.
+
+The desired config is built from the node config (BGP peering, BFD profiles, the FPM address)
+and what the advertise pipeline publishes (``network`` lines per VRF). Every
+``agent.frr_check_ms``, and whenever that changes, a step compares it with FRR's running
+config and applies exactly what is missing or different (:class:`~ovn_frr.frr.apply.FrrApplier`:
+drift repair, rejected lines isolated and retried with back-off). It also reads the BGP
+sessions and BFD peers for status. Its vtysh calls run on its own thread: a hung vtysh stalls
+no other pipeline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import asdict
+from typing import Any, Protocol
+
+from ovn_frr.core.frr_model import FrrSettings, desired_frr
+from ovn_frr.core.model import Network
+from ovn_frr.frr.apply import CheckResult, FrrApplier, show
+from ovn_frr.frr.diff import Path, parse, paths
+from ovn_frr.frr.render import render
+from ovn_frr.frr.show import Session, advertised_to, best_paths, sessions
+from ovn_frr.frr.vtysh import LineError, VtyshError
+from ovn_frr.reconcilers.advertise import Networks
+from ovn_frr.reconcilers.base import Cell, Sample, Signal, TracePart, Worker
+
+log = logging.getLogger(__name__)
+
+
+class Frr(Protocol):
+    """``frr.vtysh.Vtysh``, or a fake in tests."""
+
+    def running_config(self) -> str: ...
+
+    def apply_batch(self, config: str) -> tuple[LineError, ...]: ...
+
+    def show_json(self, command: str) -> Any: ...
+
+
+class FrrReconciler:
+    name = "frr"
+
+    def __init__(
+        self,
+        settings: FrrSettings,
+        frr: Frr,
+        networks: Cell[Networks],
+        check_every: float = 1.0,
+        clock: Callable[[], float] = time.monotonic,
+        wall: Callable[[], float] = time.time,
+        observe_apply: Callable[[float], None] = lambda _s: None,
+        version: str = "",
+    ) -> None:
+        self.settings = settings
+        self.frr = frr
+        self.networks = networks
+        self.check_every = check_every
+        self.clock = clock
+        self.wall = wall
+        self.observe_apply = observe_apply
+        self.version = version
+        self.watches: tuple[Signal, ...] = (networks,)
+        self.io = Worker(self.name)
+        self.applier = FrrApplier(frr, clock)
+        self._with_bfd = any(n.bfd_profile for n in settings.neighbors)
+        self._rendered: tuple[Networks, str] | None = None
+        self.reachable = False
+        self.sessions: tuple[Session, ...] = ()
+        self.last: CheckResult | None = None
+        self.last_sent_at: float | None = None
+        self.last_ms = 0.0
+        self._sessions_at = 0.0
+
+    def desired(self) -> str:
+        nets = self.networks.value
+        if self._rendered is None or self._rendered[0] is not nets:
+            self._rendered = (nets, render(desired_frr(self.settings, nets or {})))
+        return self._rendered[1]
+
+    async def step(self) -> float | None:
+        text = self.desired()
+        started = self.clock()
+        try:
+            result = await self.io(self.applier.check, text, self.networks.value is None)
+        except VtyshError:
+            self.reachable = False
+            raise
+        self.reachable = True
+        now = self.clock()
+        self.last = result
+        if result.sent:
+            self.last_sent_at = now
+            self.last_ms = (now - started) * 1000
+            self.observe_apply(now - started)
+        if now >= self._sessions_at:
+            self._sessions_at = now + self.check_every
+            summary = await self.io(self.frr.show_json, "show bgp vrf all summary json")
+            bfd = (await self.io(self.frr.show_json, "show bfd peers json")
+                   if self._with_bfd else [])  # fmt: skip
+            self.sessions = sessions(summary, bfd)
+        if result.again:
+            return now
+        due = [now + self.check_every]
+        if (retry := self.applier.next_retry()) is not None:
+            due.append(retry)
+        return min(due)
+
+    # --- reports -------------------------------------------------------------------------------
+
+    def _ago(self, at: float | None, now: float) -> float | None:
+        return None if at is None else round(now - at, 1)
+
+    def status(self, now: float) -> dict[str, Any]:
+        a = self.applier
+        last = None
+        if self.last is not None and self.last_sent_at is not None:
+            last = {"ok": not self.last.rejected, "lines": self.last.sent,
+                    "drift": self.last.drift,
+                    "rejected": [{"line": show(p), "reason": r} for p, r in self.last.rejected],
+                    "seconds_ago": self._ago(self.last_sent_at, now),
+                    "duration_ms": round(self.last_ms, 1)}  # fmt: skip
+        drift = None
+        if a.last_drift_at is not None:
+            drift = {"lines": a.drift_lines, "checks": a.drift_checks,
+                     "last_at": round(self.wall() - (now - a.last_drift_at), 3),
+                     "seconds_ago": self._ago(a.last_drift_at, now)}  # fmt: skip
+        return {
+            "frr": {
+                "reachable": self.reachable,
+                "version": self.version,
+                "last_apply": last,
+                "drift": drift,
+                "rejected": [{"line": show(h.line), "reason": h.reason, "attempts": h.attempts,
+                              "retry_in_s": round(max(0.0, h.retry_at - now), 1)}
+                             for h in a.held.values()],
+                "not_kept": sorted(show(p) for p in a.unkept),
+            },
+            "bgp": [asdict(x) for x in self.sessions],
+        }  # fmt: skip
+
+    def problems(self, now: float) -> list[str]:
+        out = [] if self.reachable else ["FRR not reachable (vtysh)"]
+        for h in self.applier.held.values():
+            out.append(f"FRR rejected `{show(h.line)}`: {h.reason} "
+                       f"(retry in {max(0.0, h.retry_at - now):.0f} s)")  # fmt: skip
+        if self.applier.unkept:
+            out.append(f"FRR does not keep {len(self.applier.unkept)} line(s) ovn-frr applies "
+                       f"(e.g. `{show(min(self.applier.unkept))}`)")  # fmt: skip
+        return out
+
+    def samples(self) -> Iterable[Sample]:
+        a = self.applier
+        up: Counter[str] = Counter({x.vrf: 0 for x in self.sessions})
+        for vrf, _neighbor in {(x.vrf, x.neighbor) for x in self.sessions if x.up}:
+            up[vrf] += 1
+        for vrf, n in sorted(up.items()):
+            yield Sample("ovnfrr_bgp_sessions_up", "gauge", "BGP sessions Established", n,
+                         (("vrf", vrf),))  # fmt: skip
+        yield Sample("ovnfrr_frr_apply_failures", "counter", "Config lines FRR rejected",
+                     a.rejected_total)  # fmt: skip
+        yield Sample("ovnfrr_frr_rejected_lines", "gauge",
+                     "Config units held after FRR rejected them", len(a.held))  # fmt: skip
+        yield Sample(
+            "ovnfrr_frr_drift_lines",
+            "counter",
+            "Config lines re-applied because FRR lost or changed them",
+            a.drift_lines,
+        )
+        yield Sample("ovnfrr_frr_drift_checks", "counter", "Checks that found FRR drifted",
+                     a.drift_checks)  # fmt: skip
+
+    async def trace(self, prefix: Network) -> TracePart:
+        afi = "ipv6" if prefix.version == 6 else "ipv4"
+
+        async def bgp(vrf: str) -> Any:
+            where = f"vrf {vrf} " if vrf else ""
+            try:  # not on this pipeline's thread: it may be busy
+                return await asyncio.to_thread(
+                    self.frr.show_json, f"show bgp {where}{afi} unicast {prefix} json"
+                )
+            except VtyshError as exc:  # fmt: skip
+                return {"error": str(exc)}
+
+        nets = self.networks.value or {}
+        vrfs = sorted(v for v, ps in nets.items() if prefix in ps)
+        story = []
+        networks = []
+        running: set[Path] = set()
+        if vrfs:
+            try:  # as FRR runs it now
+                running = set(paths(parse(await asyncio.to_thread(self.frr.running_config))))
+            except VtyshError:
+                running = set()
+        for vrf in vrfs:
+            instance = f"router bgp {self.settings.asn}" + (f" vrf {vrf}" if vrf else "")
+            line = f"network {prefix} route-map ovnfrr-origin"
+            there = (instance, f"address-family {afi} unicast", line) in running
+            peers = advertised_to(await bgp(vrf))
+            networks.append({"vrf": vrf or "default", "in_running_config": there,
+                             "sent_to": list(peers)})  # fmt: skip
+            held = [h for h in self.applier.held.values() if line in h.line[-1]]
+            story.append(f"FRR: `network {prefix}` " + ("applied" if there
+                         else "NOT applied" + (f" (FRR rejected it: {held[0].reason})"
+                                               if held else "")))  # fmt: skip
+            story.append("BGP: sent to " + (", ".join(peers) if peers else "no peer"))
+        received: tuple[str, ...] = ()
+        if not vrfs:
+            received = best_paths(await bgp(""))
+            if received:
+                story.append("BGP: paths from " + ", ".join(received))
+        doc = {"frr": {"networks": networks, "bgp_paths": list(received)}}
+        return TracePart(doc, tuple(story))
+
+    async def close(self) -> None:
+        self.io.close()

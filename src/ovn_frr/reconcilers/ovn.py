@@ -1,0 +1,116 @@
+"""The OVN pipeline: on every NB/SB change, read the one :class:`OvnState` and publish it.
+
+Import and advertise (and later EVPN and VRF-Lite) consume the published state; while NB or SB
+is unreachable, they keep working from the last one (the FRR side is re-configured from it, an
+FRR restart included). Malformed ``dynamic-routing*`` options are logged once each, when they
+appear, and listed in status for as long as they are there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Iterable
+from typing import Any, Protocol
+
+from ovn_frr.core.model import Network
+from ovn_frr.core.ovn import OvnState
+from ovn_frr.reconcilers.base import Cell, Sample, Signal, TracePart, Worker
+
+log = logging.getLogger(__name__)
+
+
+class Database(Protocol):
+    @property
+    def remote(self) -> str: ...
+
+    @property
+    def connected(self) -> bool: ...
+
+
+class Reader(Protocol):
+    """``ovn.reader.OvnReader`` (blocking)."""
+
+    @property
+    def nb(self) -> Database: ...
+
+    @property
+    def sb(self) -> Database: ...
+
+    def read(self) -> OvnState: ...
+
+    def close(self) -> None: ...
+
+
+class OvnWatch:
+    name = "ovn"
+
+    def __init__(
+        self,
+        reader: Reader,
+        changed: Signal,
+        out: Cell[OvnState | None],
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.reader = reader
+        self.out = out
+        self.clock = clock
+        self.watches: tuple[Signal, ...] = (changed,)
+        self.io = Worker(self.name)
+        self.read_at: float | None = None
+        self.read_ms = 0.0
+        self._problems: tuple[str, ...] = ()
+
+    async def step(self) -> float | None:
+        started = self.clock()
+        state = await self.io(self.reader.read)
+        self.read_at = self.clock()
+        self.read_ms = (self.read_at - started) * 1000
+        problems = state.problems()
+        for line in problems:
+            if line not in self._problems:
+                log.warning("intent_ignored %s", line)
+        self._problems = problems
+        if self.out.publish(state):
+            log.info("ovn_state_read routers=%d switches=%d ms=%.0f", len(state.routers),
+                     len(state.switches), self.read_ms)  # fmt: skip
+        return None
+
+    def status(self, now: float) -> dict[str, Any]:
+        state = self.out.value
+        db = {
+            name: {"remote": d.remote, "connected": d.connected}
+            for name, d in (("nb", self.reader.nb), ("sb", self.reader.sb))
+        }
+        return {
+            "ovn": {
+                **db,
+                "snapshot": None if state is None else {
+                    "routers": len(state.routers),
+                    "switches": len(state.switches),
+                    "age_s": round(now - self.read_at, 1) if self.read_at else None,
+                    "read_ms": round(self.read_ms, 1),
+                },
+            },
+            "intent_problems": list(self._problems),
+        }  # fmt: skip
+
+    def problems(self, now: float) -> list[str]:
+        out = []
+        if not self.reader.nb.connected:
+            out.append("OVN NB not connected")
+        if not self.reader.sb.connected:
+            out.append("OVN SB not connected")
+        return out
+
+    def samples(self) -> Iterable[Sample]:
+        yield Sample("ovnfrr_intent_problems", "gauge", "Malformed dynamic-routing options",
+                     len(self._problems))  # fmt: skip
+
+    async def trace(self, prefix: Network) -> TracePart:
+        return TracePart()
+
+    async def close(self) -> None:
+        self.io.close()
+        await asyncio.to_thread(self.reader.close)

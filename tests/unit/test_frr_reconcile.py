@@ -1,0 +1,213 @@
+"""FRR kept at ovn-frr's config, compared with what FRR runs: ownership, drift repair, rejected
+lines isolated and rolled back, back-off (on a model of FRR: tests/unit/fakefrr.py)."""
+
+from __future__ import annotations
+
+import ipaddress
+
+from ovn_frr import config
+from ovn_frr.config.convert import frr_settings
+from ovn_frr.core.frr_model import desired_frr
+from ovn_frr.frr.apply import FrrApplier
+from ovn_frr.frr.diff import parse, paths
+from ovn_frr.frr.plan import plan
+from ovn_frr.frr.render import render
+from tests.unit.fakefrr import FakeFrr, load
+
+TOR1 = '[[bgp.neighbors]]\naddress = "10.255.0.2"\nremote_as = 65001\nbfd_profile = "fast"\n'
+TOR2 = '[[bgp.neighbors]]\naddress = "10.255.1.2"\nremote_as = 65002\n'
+BAD = '[[bgp.neighbors]]\naddress = "fe80::1%eth0"\nremote_as = 65003\n'
+BASE = '[bgp]\nasn = 64512\nrouter_id = "192.0.2.10"\n[bfd.profiles.fast]\n'
+OPERATOR = "ip prefix-list operator-list seq 5 permit 10.0.0.0/8\n"
+
+
+def desired(*neighbors: str, nets: tuple[str, ...] = ("10.128.0.0/23",), vrf: str = "") -> str:
+    cfg = frr_settings(config.parse(BASE + "".join(neighbors)))
+    return render(desired_frr(cfg, {vrf: [ipaddress.ip_network(n) for n in nets]}))
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def lines(frr: FakeFrr) -> set[tuple[str, ...]]:
+    return set(paths(parse(frr.running_config())))
+
+
+def converge(applier: FrrApplier, text: str, adopt: bool = False) -> int:
+    """Checks until FRR matches (what a reconciler does when a check asks for another)."""
+    for i in range(10):
+        if not applier.check(text, adopt).again:
+            return i + 1
+    raise AssertionError("no convergence")
+
+
+def test_an_agent_restart_adopts_what_frr_has_and_sends_nothing() -> None:
+    frr = FakeFrr()
+    text = desired(TOR1, TOR2)
+    load(frr, text)
+    applier = FrrApplier(frr)
+    result = applier.check(text)
+    assert (result.sent, result.drift, frr.batches[1:]) == (0, 0, [])
+
+
+def test_lost_lines_come_back_as_drift_and_operator_lines_stay() -> None:
+    frr = FakeFrr()
+    load(frr, OPERATOR + "router bgp 64512\n neighbor 10.99.0.2 remote-as 65099\nexit\n")
+    text = desired(TOR1, TOR2)
+    applier = FrrApplier(frr)
+    first = applier.check(text)
+    assert first.sent > 10 and first.drift == 0  # the start: adopted, not drift
+    want = lines(frr)
+    load(frr, "router bgp 64512\n no neighbor 10.255.1.2 remote-as 65002\nexit\n")
+    result = applier.check(text)
+    assert result.drift == result.sent == 4  # the neighbor, its 3 address-family lines
+    assert lines(frr) == want
+    assert "no " not in frr.batches[-1]  # nothing removed: only what was missing
+    assert (applier.drift_lines, applier.drift_checks) == (4, 1)
+    # the whole instance removed and re-created by hand with only an operator neighbor
+    load(frr, "no router bgp 64512\nrouter bgp 64512\n neighbor 10.99.0.2 remote-as 65099\nexit\n")
+    applier.check(text)
+    assert lines(frr) == want
+    assert ("router bgp 64512", "neighbor 10.99.0.2 remote-as 65099") in want
+    assert ("ip prefix-list operator-list seq 5 permit 10.0.0.0/8",) in want
+
+
+def test_a_rejected_neighbor_never_takes_the_good_one_down() -> None:
+    """The agent restarts with a neighbor FRR rejects; FRR already runs the rest."""
+    frr = FakeFrr()
+    load(frr, desired(TOR1, TOR2))
+    clock = Clock()
+    applier = FrrApplier(frr, clock)
+    bad_unit = ("router bgp 64512", "neighbor fe80::1%eth0")
+
+    def reject(path: tuple[str, ...]) -> str | None:
+        return "Create the peer-group or interface first" if "fe80::1%eth0" in path[-1] else None
+
+    frr.reject = reject
+    text = desired(TOR1, TOR2, BAD)
+    result = applier.check(text)
+    assert result.again and result.rejected[0][0][-1] == "neighbor fe80::1%eth0 remote-as 65003"
+    assert list(applier.held) == [bad_unit]
+    assert applier.held[bad_unit].reason == "Create the peer-group or interface first"
+    converge(applier, text)
+    # the good neighbors were never touched: no batch removed any of their lines
+    assert not any("no neighbor 10.255" in b for b in frr.batches)
+    assert ("router bgp 64512", "neighbor 10.255.0.2 remote-as 65001") in lines(frr)
+    # held: not sent again until its retry (1 s, then 2 s, ...)
+    sent = len(frr.batches)
+    applier.check(text)
+    assert len(frr.batches) == sent
+    clock.now += 1.0
+    applier.check(text)
+    assert len(frr.batches) == sent + 1 and applier.held[bad_unit].attempts == 2
+    assert applier.held[bad_unit].retry_at == clock.now + 2.0
+    # FRR takes it now: released at its retry
+    frr.reject = lambda _p: None
+    clock.now += 2.0
+    converge(applier, text)
+    assert applier.held == {}
+    assert ("router bgp 64512", "neighbor fe80::1%eth0 remote-as 65003") in lines(frr)
+
+
+def test_a_neighbor_with_a_rejected_line_is_rolled_back_whole() -> None:
+    frr = FakeFrr()
+    load(frr, desired(TOR1))
+    applier = FrrApplier(frr)
+    frr.reject = lambda p: "bad password" if p[-1].endswith("password s3cr3t") else None
+    tor2 = TOR2 + 'password = "s3cr3t"\n'
+    result = applier.check(desired(TOR1, tor2))
+    assert result.again
+    # the neighbor landed (remote-as before the password), its password did not
+    assert ("router bgp 64512", "neighbor 10.255.1.2 remote-as 65002") in lines(frr)
+    applier.check(desired(TOR1, tor2))
+    assert not any("10.255.1.2" in p[-1] for p in lines(frr) if p[0].startswith("router bgp"))
+    assert ("router bgp 64512", "neighbor 10.255.0.2 remote-as 65001") in lines(frr)
+
+
+def test_an_operator_bgp_instance_with_another_as_is_reported_and_the_rest_applied() -> None:
+    for early_exit in (False, True):  # FRR 8.4 leaves config mode, FRR >= 9.1 ends the batch
+        frr = FakeFrr(early_exit=early_exit)
+        load(frr, "router bgp 65099\n neighbor 10.99.0.2 remote-as 65099\nexit\n")
+        applier = FrrApplier(frr)
+        text = desired(TOR1)
+        converge(applier, text)
+        (held,) = applier.held.values()
+        assert held.line == ("router bgp 64512",)
+        assert held.reason == "BGP is already running; AS is 65099"
+        got = lines(frr)
+        assert ("route-map ovnfrr-origin permit 10",) in got
+        assert ("fpm address 127.0.0.1",) in got
+        assert ("router bgp 65099", "neighbor 10.99.0.2 remote-as 65099") in got
+
+
+def test_what_a_previous_config_left_is_swept_and_only_that() -> None:
+    frr = FakeFrr()
+    load(frr, desired(TOR1, TOR2, nets=("10.128.0.0/23", "10.9.0.0/16")))
+    load(frr, OPERATOR + "router bgp 64512\n neighbor 10.255.0.2 shutdown\nexit\n")
+    load(frr, desired(nets=("10.200.0.0/24",), vrf="blue"))  # a VRF ovn-frr no longer needs
+    # the node config lost tor2 and tor1's BFD; one prefix is no longer announced
+    text = desired('[[bgp.neighbors]]\naddress = "10.255.0.2"\nremote_as = 65001\n')
+    converge(FrrApplier(frr), text)
+    got = lines(frr)
+    assert not any("10.255.1.2" in p[-1] for p in got)  # tor2: removed, with its maps
+    assert not any("ovnfrr-in-10_255_1_2" in p[0] for p in got)
+    assert ("router bgp 64512", "neighbor 10.255.0.2 bfd profile fast") not in got
+    assert ("router bgp 64512", "neighbor 10.255.0.2 shutdown") in got  # the operator's
+    assert not any("10.9.0.0/16" in p[-1] for p in got)
+    assert not any(p[0] == "router bgp 64512 vrf blue" for p in got)  # wholly ovn-frr's
+    assert ("ip prefix-list operator-list seq 5 permit 10.0.0.0/8",) in got
+    assert set(paths(parse(text))) <= got
+
+
+def test_a_vrf_instance_with_operator_lines_is_kept() -> None:
+    frr = FakeFrr()
+    load(frr, desired(nets=("10.200.0.0/24",), vrf="blue"))
+    load(frr, "router bgp 64512 vrf blue\n neighbor 10.77.0.2 remote-as 65077\nexit\n")
+    converge(FrrApplier(frr), desired())
+    got = lines(frr)
+    assert ("router bgp 64512 vrf blue", "neighbor 10.77.0.2 remote-as 65077") in got
+    assert not any("10.200.0.0/24" in p[-1] for p in got)
+
+
+def test_networks_stay_while_the_intent_is_not_known() -> None:
+    frr = FakeFrr()
+    load(frr, desired(TOR1, nets=("10.128.0.0/23", "10.9.0.0/16")))
+    applier = FrrApplier(frr)
+    assert applier.check(desired(TOR1, nets=()), adopt_networks=True).sent == 0
+    assert applier.check(desired(TOR1, nets=())).sent == 2
+
+
+def test_a_line_frr_does_not_keep_is_reported_not_resent_forever() -> None:
+    class Forgetful(FakeFrr):
+        def running_config(self) -> str:
+            return super().running_config().replace(" bgp bestpath as-path multipath-relax\n", "")
+
+    frr = Forgetful()
+    applier = FrrApplier(frr)
+    text = desired(TOR1)
+    applier.check(text)
+    for _ in range(5):
+        applier.check(text)
+    assert len(frr.batches) == 4  # the first, then the same drift three times
+    assert applier.unkept == {("router bgp 64512", "bgp bestpath as-path multipath-relax")}
+
+
+def test_the_plan_owns_only_marked_or_desired_lines() -> None:
+    running = (
+        OPERATOR + "route-map operator-map permit 10\nexit\n"
+        "route-map ovnfrr-old permit 10\n match ip address prefix-list x\nexit\n"
+        "router bgp 64512\n neighbor 10.99.0.2 remote-as 65099\n"
+        " address-family ipv4 unicast\n  network 10.1.0.0/16\n"
+        "  network 10.2.0.0/16 route-map ovnfrr-origin\n exit-address-family\nexit\n"
+    )
+    batch = plan(running, "").batch.text
+    assert batch == (
+        "no route-map ovnfrr-old permit 10\n"
+        "router bgp 64512\n address-family ipv4 unicast\n"
+        "  no network 10.2.0.0/16 route-map ovnfrr-origin\n exit-address-family\nexit\n"
+    )

@@ -1,0 +1,328 @@
+"""The reconcilers' own logic, with fakes for what they talk to (no NB, no FRR): back-off,
+failure isolation between pipelines, the import writer's read-back, the FRR pipeline's
+drift repair and adoption. The fakes stand for other systems, never for ovn-frr's code."""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+
+import pytest
+
+from ovn_frr import config
+from ovn_frr.config.convert import frr_settings
+from ovn_frr.core.model import DesiredRoute, ImportPolicy, Network, OwnedRoute
+from ovn_frr.core.ovn import LogicalRouter, OvnState, RouterPort
+from ovn_frr.fpm.netlink import NextHop, RouteMessage
+from ovn_frr.fpm.rib import Rib
+from ovn_frr.fpm.server import FpmCounters
+from ovn_frr.frr.diff import parse, paths
+from ovn_frr.ovn.db import OvnError
+from ovn_frr.reconcilers.advertise import AdvertiseReconciler, Networks
+from ovn_frr.reconcilers.base import Cell, Runner, Sample, Signal, TracePart
+from ovn_frr.reconcilers.frr import FrrReconciler
+from ovn_frr.reconcilers.importer import ImportReconciler
+from tests.unit.fakefrr import FakeFrr
+
+net = ipaddress.ip_network
+iface = ipaddress.ip_interface
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Flaky:
+    """A reconciler whose step fails ``fails`` times, then succeeds."""
+
+    name = "flaky"
+
+    def __init__(self, fails: int, signal: Signal | None = None) -> None:
+        self.fails = fails
+        self.steps = 0
+        self.watches: tuple[Signal, ...] = (signal,) if signal else ()
+
+    async def step(self) -> float | None:
+        self.steps += 1
+        if self.steps <= self.fails:
+            raise OvnError("NB at unix:nb.sock: connection refused")
+        return None
+
+    def status(self, now: float) -> dict[str, object]:
+        return {}
+
+    def problems(self, now: float) -> list[str]:
+        return []
+
+    def samples(self) -> list[Sample]:
+        return []
+
+    async def trace(self, prefix: Network) -> TracePart:
+        return TracePart()
+
+    async def close(self) -> None:
+        return None
+
+
+def test_runner_backs_off_doubling_and_resets_after_a_success() -> None:
+    clock = Clock()
+    runner = Runner(Flaky(fails=6), clock, backoff=(1.0, 8.0), expected=(OvnError,))
+
+    async def main() -> list[float | None]:
+        return [await runner.step_once() for _ in range(8)]
+
+    dues = asyncio.run(main())
+    assert [d - clock.now if d else d for d in dues] == [1.0, 2.0, 4.0, 8.0, 8.0, 8.0, None, None]
+    assert (runner.failures, runner.consecutive, runner.runs, runner.healthy) == (6, 0, 2, True)
+
+
+def test_runner_reports_a_failing_pipeline() -> None:
+    clock = Clock()
+    runner = Runner(Flaky(fails=3), clock, expected=(OvnError,))
+    asyncio.run(runner.step_once())
+    runner.next_due = clock.now + 1.0
+    (line,) = runner.problems(clock.now)
+    assert line == "flaky: NB at unix:nb.sock: connection refused (failed 1x, retry in 1 s)"
+    assert runner.status(clock.now)["healthy"] is False
+
+
+class Hung(Flaky):
+    """A step that never returns (a hung vtysh)."""
+
+    name = "hung"
+
+    async def step(self) -> float | None:
+        await asyncio.Event().wait()
+        return None
+
+
+def test_a_failing_or_stuck_pipeline_does_not_stop_another() -> None:
+    async def main() -> int:
+        signal = Signal("fpm")
+        stop = asyncio.Event()
+        good = Flaky(fails=0, signal=signal)
+        runners = [Runner(Flaky(fails=10**6), debounce=0.0, backoff=(0.01, 0.02),
+                          expected=(OvnError,)), Runner(Hung(0)),
+                   Runner(good, debounce=0.0)]  # fmt: skip
+        tasks = [asyncio.create_task(r.run(stop)) for r in runners]
+        for _ in range(20):
+            signal.notify()
+            await asyncio.sleep(0.01)
+        assert runners[0].failures > 5 and runners[1].busy_since is not None
+        stop.set()
+        tasks[1].cancel()  # the stuck one is cancelled at stop
+        await asyncio.wait(tasks, timeout=5)
+        return good.steps
+
+    assert asyncio.run(main()) >= 15
+
+
+# --- import --------------------------------------------------------------------------------
+
+
+class FakeNb:
+    """This chassis' route rows in an NB (what ovn.bulk.BulkWriter does, in memory)."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, OwnedRoute] = {}
+        self.fail_writes = 0
+        self.reads = 0
+        self.down = False
+        self._n = 0
+
+    def count_owned(self) -> int:
+        if self.down:
+            raise OvnError("OVN_Northbound transact: Connection refused")
+        return len(self.rows)
+
+    def owned(self) -> dict[str, OwnedRoute]:
+        if self.down:
+            raise OvnError("OVN_Northbound transact: Connection refused")
+        self.reads += 1
+        return dict(self.rows)
+
+    def new_rows(self, routes: Sequence[DesiredRoute]) -> list[OwnedRoute]:
+        out = []
+        for r in routes:
+            self._n += 1
+            out.append(OwnedRoute(f"uuid-{self._n}", r))
+        return out
+
+    def write(
+        self, add: Sequence[OwnedRoute], delete: Sequence[OwnedRoute], routers: Mapping[str, str]
+    ) -> tuple[int, int]:
+        if self.fail_writes:
+            self.fail_writes -= 1
+            for row in add[: len(add) // 2]:  # part of it landed
+                self.rows[row.uuid] = row
+            raise OvnError("OVN_Northbound transact: Connection reset by peer")
+        for row in delete:
+            self.rows.pop(row.uuid, None)
+        for row in add:
+            self.rows[row.uuid] = row
+        return len(add), len(delete)
+
+    def close(self) -> None:
+        return None
+
+
+GR = LogicalRouter.of(
+    "GR_node1", {"dynamic-routing": "true"},
+    (RouterPort.of("rtoe-GR_node1", (iface("10.255.0.1/24"),)),), pinned_here=True,
+)  # fmt: skip
+
+
+def route(prefix: str, add: bool = True) -> RouteMessage:
+    hops = (NextHop(ipaddress.ip_address("10.255.0.2"), 2),)
+    return RouteMessage(add, False, prefix, 254, 186, "unicast" if add else "unspec",
+                        hops if add else (), None, 20)  # fmt: skip
+
+
+def importer(nb: FakeNb, clock: Clock) -> tuple[ImportReconciler, Rib, Cell[OvnState | None]]:
+    rib = Rib(coalesce=0.0, replay_quiet=1.0)
+    state: Cell[OvnState | None] = Cell("ovn", OvnState((GR,)))
+    rec = ImportReconciler(rib, FpmCounters(), Signal("fpm"), state, nb, ImportPolicy(), 120,
+                           clock)  # fmt: skip
+    return rec, rib, state
+
+
+def prefixes(nb: FakeNb) -> list[str]:
+    return sorted(r.prefix for r in nb.rows.values())
+
+
+def test_import_adds_before_the_replay_ends_and_deletes_only_after() -> None:
+    nb = FakeNb()
+    nb.rows["old"] = OwnedRoute.of("old", "GR_node1", "192.0.2.0/24", "10.255.0.2",
+                                   "rtoe-GR_node1")  # fmt: skip
+    clock = Clock()
+    rec, rib, _state = importer(nb, clock)
+
+    async def main() -> None:
+        rib.connected(clock.now)
+        rib.apply([route("198.51.100.0/24")], clock.now)
+        await rec.step()
+        await rec._write_landed()
+        assert prefixes(nb) == ["192.0.2.0/24", "198.51.100.0/24"]  # nothing deleted yet
+        clock.now += 2.0  # the replay is over: what it did not bring back goes
+        await rec.step()
+        await rec.close()
+
+    asyncio.run(main())
+    assert prefixes(nb) == ["198.51.100.0/24"]
+
+
+def test_a_failed_write_is_read_back_never_doubled() -> None:
+    nb = FakeNb()
+    clock = Clock()
+    rec, rib, _state = importer(nb, clock)
+    nb.fail_writes = 1
+
+    async def main() -> None:
+        rib.connected(clock.now)
+        rib.apply([route(f"198.51.100.{i * 4}/30") for i in range(4)], clock.now)
+        clock.now += 2.0
+        await rec.step()
+        await rec._write_landed()  # failed: half of it landed
+        assert len(nb.rows) == 2
+        await rec.step()  # the rows are read back, the rest is written
+        await rec._write_landed()
+        await rec.close()
+
+    asyncio.run(main())
+    assert nb.reads == 2
+    assert prefixes(nb) == sorted(f"198.51.100.{i * 4}/30" for i in (0, 1, 2, 3))
+
+
+def test_import_with_nb_down_raises_for_the_runner_to_back_off() -> None:
+    nb = FakeNb()
+    nb.down = True
+    rec, _rib, _state = importer(nb, Clock())
+    with pytest.raises(OvnError):
+        asyncio.run(rec.step())
+
+
+# --- advertise and FRR ---------------------------------------------------------------------
+
+CFG = frr_settings(config.parse(
+    '[bgp]\nasn = 64512\nrouter_id = "192.0.2.10"\n'
+    '[[bgp.neighbors]]\naddress = "10.255.0.2"\nremote_as = 65001\n'
+))  # fmt: skip
+
+
+def frr_lines(frr: FakeFrr) -> set[tuple[str, ...]]:
+    return set(paths(parse(frr.running_config())))
+
+
+def test_frr_is_configured_from_the_last_state_while_ovn_is_gone() -> None:
+    """The OVN pipeline published once, then NB went away; FRR restarts (loses everything):
+    the FRR pipeline puts back the whole config, networks included, and says it drifted."""
+    frr = FakeFrr()
+    state: Cell[OvnState | None] = Cell("ovn", None)
+    networks: Cell[Networks] = Cell("networks", None)
+    adv = AdvertiseReconciler(state, networks)
+    rec = FrrReconciler(CFG, frr, networks, check_every=1.0)
+    port = RouterPort.of("rtoe", (iface("10.128.0.1/23"),))
+    announce = replace(GR, routing=replace(GR.routing, redistribute=frozenset({"connected"})),
+                       ports=(port,))  # fmt: skip
+
+    async def main() -> None:
+        await adv.step()
+        assert networks.value is None  # no OVN state yet: nothing published
+        await rec.step()  # the BGP peering is configured all the same
+        assert ("router bgp 64512", "neighbor 10.255.0.2 remote-as 65001") in frr_lines(frr)
+        state.publish(OvnState((announce,)))
+        await adv.step()
+        await rec.step()
+        want = frr_lines(frr)
+        assert any(p[-1].startswith("network 10.128.0.0/23") for p in want)
+        frr.tree = parse("")  # FRR restarted; the OVN state stays the last one read
+        await rec.step()
+        assert frr_lines(frr) == want
+        await rec.close()
+
+    asyncio.run(main())
+    doc = rec.status(0.0)["frr"]
+    assert doc["drift"]["lines"] > 10 and doc["reachable"]
+
+
+def test_a_hung_vtysh_delays_no_import() -> None:
+    release = threading.Event()
+
+    class HungFrr(FakeFrr):
+        def running_config(self) -> str:
+            release.wait(10)
+            return super().running_config()
+
+    nb = FakeNb()
+    clock = Clock()
+    rec, rib, _state = importer(nb, clock)
+    frr_rec = FrrReconciler(CFG, HungFrr(), Cell("networks", None))
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        runners = [Runner(frr_rec), Runner(rec, clock, debounce=0.0)]
+        tasks = [asyncio.create_task(r.run(stop)) for r in runners]
+        rib.connected(clock.now)
+        rib.apply([route("198.51.100.0/24")], clock.now)
+        for signal in rec.watches:
+            signal.notify()
+        for _ in range(100):
+            await asyncio.sleep(0.02)
+            if nb.rows:
+                break
+        assert runners[0].busy_since is not None  # still inside its hung vtysh call
+        release.set()
+        stop.set()
+        await asyncio.wait(tasks, timeout=5)
+        await rec.close()
+        await frr_rec.close()
+
+    asyncio.run(main())
+    assert prefixes(nb) == ["198.51.100.0/24"]
