@@ -90,7 +90,17 @@ class Agent:
                           version=str(self.versions.frr or "")),
         ]  # fmt: skip
         debounce = cfg.agent.debounce_ms / 1000
-        self.runners = tuple(Runner(r, clock, debounce, expected=EXPECTED) for r in reconcilers)
+        check = cfg.agent.frr_check_ms / 1000
+        # a restarted FRR is configured again within seconds of coming back; the FRR
+        # pipeline needs no debounce of its own (bursts are coalesced before it, by advertise):
+        # a check it just made must not delay an announcement
+        backoff = {"frr": (check, max(5.0, check))}
+        pause = {"frr": 0.0}
+        self.runners = tuple(
+            Runner(r, clock, pause.get(r.name, debounce), backoff.get(r.name, (1.0, 10.0)),
+                   expected=EXPECTED)
+            for r in reconcilers
+        )  # fmt: skip
         self.info = AgentInfo(__version__, chassis, clock())
         self.status_server = StatusServer(cfg.agent.status_socket, self._request)
         listen = cfg.agent.metrics_listen

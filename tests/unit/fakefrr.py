@@ -34,10 +34,12 @@ class FakeFrr:
         self.batches: list[str] = []
         self.up = True
         self.shows: dict[str, Any] = {}
+        self.reads = 0
 
     # --- what the applier and the reconciler call --------------------------------------------
 
     def running_config(self) -> str:
+        self.reads += 1
         if not self.up:
             raise VtyshError("vtysh: failed to connect to any daemons")
         return "Building configuration...\n\nCurrent configuration:\n!\nfrr version 8.4.4\n" + (

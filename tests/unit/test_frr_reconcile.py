@@ -211,3 +211,38 @@ def test_the_plan_owns_only_marked_or_desired_lines() -> None:
         "router bgp 64512\n address-family ipv4 unicast\n"
         "  no network 10.2.0.0/16 route-map ovnfrr-origin\n exit-address-family\nexit\n"
     )
+
+
+def test_a_change_between_checks_is_planned_without_reading_frr() -> None:
+    frr = FakeFrr()
+    applier = FrrApplier(frr)
+    applier.check(desired(TOR1))
+    reads = frr.reads
+    result = applier.check(desired(TOR1, nets=("10.128.0.0/23", "10.9.0.0/16")), read=False)
+    assert result.sent == 1 and frr.reads == reads
+    assert applier.check(desired(TOR1, nets=("10.9.0.0/16",)), read=False).sent == 1
+    assert frr.reads == reads
+    # a whole VRF instance in or out needs the running config (is it wholly ovn-frr's?)
+    applier.check(desired(TOR1, nets=("10.200.0.0/24",), vrf="blue"), read=False)
+    assert frr.reads == reads + 1
+    want = set(paths(parse(desired(TOR1, nets=("10.200.0.0/24",), vrf="blue"))))
+    assert want <= lines(frr)
+    # and the next check, reading, finds nothing to do
+    assert applier.check(desired(TOR1, nets=("10.200.0.0/24",), vrf="blue")).sent == 0
+
+
+def test_a_running_config_read_across_a_batch_is_not_used() -> None:
+    frr = FakeFrr()
+    applier = FrrApplier(frr)
+    generation = applier.generation
+    before = frr.running_config()  # read elsewhere (the observer), then a batch lands
+    applier.check(desired(TOR1))
+    sent = len(frr.batches)
+    # against that stale read everything would look missing: it is ignored instead
+    assert applier.check(desired(TOR1), running=(before, generation)).sent == 0
+    assert len(frr.batches) == sent
+    fresh = (frr.running_config(), applier.generation)
+    load(frr, "router bgp 64512\n no neighbor 10.255.0.2 remote-as 65001\nexit\n")
+    assert applier.check(desired(TOR1), running=fresh).sent == 0  # matched when it was read
+    stale_drift = (frr.running_config(), applier.generation)
+    assert applier.check(desired(TOR1), running=stale_drift).drift > 0

@@ -25,6 +25,7 @@ from ovn_frr.reconcilers.advertise import AdvertiseReconciler, Networks
 from ovn_frr.reconcilers.base import Cell, Runner, Sample, Signal, TracePart
 from ovn_frr.reconcilers.frr import FrrReconciler
 from ovn_frr.reconcilers.importer import ImportReconciler
+from ovn_frr.reconcilers.ovn import OvnWatch
 from tests.unit.fakefrr import FakeFrr
 
 net = ipaddress.ip_network
@@ -267,7 +268,7 @@ def test_frr_is_configured_from_the_last_state_while_ovn_is_gone() -> None:
     state: Cell[OvnState | None] = Cell("ovn", None)
     networks: Cell[Networks] = Cell("networks", None)
     adv = AdvertiseReconciler(state, networks)
-    rec = FrrReconciler(CFG, frr, networks, check_every=1.0)
+    rec = FrrReconciler(CFG, frr, networks, check_every=0.05)
     port = RouterPort.of("rtoe", (iface("10.128.0.1/23"),))
     announce = replace(GR, routing=replace(GR.routing, redistribute=frozenset({"connected"})),
                        ports=(port,))  # fmt: skip
@@ -283,7 +284,11 @@ def test_frr_is_configured_from_the_last_state_while_ovn_is_gone() -> None:
         want = frr_lines(frr)
         assert any(p[-1].startswith("network 10.128.0.0/23") for p in want)
         frr.tree = parse("")  # FRR restarted; the OVN state stays the last one read
-        await rec.step()
+        for _ in range(100):  # the next check, on what the observer reads
+            await asyncio.sleep(0.02)
+            await rec.step()
+            if frr_lines(frr) == want:
+                break
         assert frr_lines(frr) == want
         await rec.close()
 
@@ -326,3 +331,61 @@ def test_a_hung_vtysh_delays_no_import() -> None:
 
     asyncio.run(main())
     assert prefixes(nb) == ["198.51.100.0/24"]
+
+
+# --- OVN -----------------------------------------------------------------------------------
+
+
+class FakeDb:
+    def __init__(self, remote: str) -> None:
+        self.remote = remote
+        self.connected = True
+
+
+class FakeReader:
+    """NB and SB as ovn.reader.OvnReader reads them: states to hand out, or an error."""
+
+    def __init__(self, *states: OvnState | OvnError) -> None:
+        self.nb = FakeDb("unix:nb.sock")
+        self.sb = FakeDb("unix:sb.sock")
+        self.states = list(states)
+
+    def read(self) -> OvnState:
+        item = self.states.pop(0) if len(self.states) > 1 else self.states[0]
+        if isinstance(item, OvnError):
+            raise item
+        return item
+
+    def close(self) -> None:
+        return None
+
+
+def test_the_ovn_pipeline_publishes_changes_only_and_keeps_the_last_state_on_errors(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    maybe = LogicalRouter.of("r", {"dynamic-routing": "maybe"})
+    reader = FakeReader(OvnError("NB: connection refused"), OvnState((GR,)), OvnState((GR,)),
+                        OvnState((GR, maybe)), OvnState((GR, maybe)))  # fmt: skip
+    out: Cell[OvnState | None] = Cell("ovn", None)
+
+    watch = OvnWatch(reader, Signal("ovsdb"), out)
+    runner = Runner(watch, expected=(OvnError,))
+
+    async def main() -> list[int]:
+        versions = []
+        for _ in range(5):
+            await runner.step_once()
+            versions.append(out.version)
+        reader.nb.connected = False
+        await watch.close()
+        return versions
+
+    assert asyncio.run(main()) == [0, 1, 1, 2, 2]  # an error publishes nothing
+    assert out.value == OvnState((GR, maybe))
+    assert runner.failures == 1
+    logged = [r.getMessage() for r in caplog.records if "intent_ignored" in r.getMessage()]
+    assert logged == ["intent_ignored router r: dynamic-routing='maybe' is not true or false"]
+    assert watch.problems(0.0) == ["OVN NB not connected"]
+    assert watch.status(0.0)["intent_problems"] == [
+        "router r: dynamic-routing='maybe' is not true or false"
+    ]

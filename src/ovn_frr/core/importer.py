@@ -156,8 +156,10 @@ class DecisionCache:
         return memo
 
     def decided(self, prefix: str) -> list[Decision]:
-        """What the last pass decided for ``prefix``, in every router (for trace)."""
-        return [hit[1] for m in self._routers.values() if (hit := m.decisions.get(prefix))]
+        """What the last pass decided for ``prefix``, in every router (for trace; a plan may
+        be under way in another thread: the memos are copied first, in one step)."""
+        memos = list(self._routers.values())
+        return [hit[1] for m in memos if (hit := m.decisions.get(prefix))]
 
     def forget_others(self, routers: Iterable[str]) -> None:
         """Drop the memos of routers that no longer learn here."""

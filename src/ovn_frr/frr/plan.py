@@ -199,14 +199,32 @@ def plan(
     run = parse(running)
     want = parse(desired)
     owners = Owners.of(want)
-    lines = list(paths(want))
     if adopt_networks:
-        lines += adopted_networks(run)
-    for unit, before in (held or {}).items():
-        lines = [p for p in lines if not in_unit(p, unit)] + list(before)
-    effective = build(lines)
+        want = build([*paths(want), *adopted_networks(run)])
+    effective = _effective(want, held)
     mine = ours(run, effective, owners)
     return Plan(mine, effective, diff_trees(mine, effective))
+
+
+def plan_from(
+    base: Node, desired: str, held: Mapping[Unit, Iterable[Path]] | None = None
+) -> Plan | None:
+    """The batch from ``base``, what FRR ran of ovn-frr's at the last check that it matched
+    (the effective desired config then), to ``desired``, without reading FRR: for a change of
+    the desired config between checks. None when it would remove or add a whole BGP instance
+    (that needs the running config: is the instance wholly ovn-frr's?)."""
+    effective = _effective(parse(desired), held)
+    instances = {t for t in (*base.children, *effective.children) if t.startswith("router bgp ")}
+    if any(t not in base.children or t not in effective.children for t in instances):
+        return None
+    return Plan(base, effective, diff_trees(base, effective))
+
+
+def _effective(want: Node, held: Mapping[Unit, Iterable[Path]] | None) -> Node:
+    lines = list(paths(want))
+    for unit, before in (held or {}).items():
+        lines = [p for p in lines if not in_unit(p, unit)] + list(before)
+    return build(lines)
 
 
 def unit_lines(tree: Node, unit: Unit) -> frozenset[Path]:

@@ -7,9 +7,9 @@ reports its own status, problems, metrics and part of ``trace``.
 
 A :class:`Runner` gives each reconciler its own asyncio task: it waits for a watched signal
 or the time the last step asked for, debounces bursts, runs the step, and on an exception
-records it and backs off (1 s doubling to 30 s) without touching any other reconciler. Each
-reconciler also does its blocking I/O on a :class:`Worker` thread of its own, so a hung
-``vtysh`` or a slow ovsdb-server stalls only the pipeline that called it.
+records it and backs off (1 s doubling to 10 s by default) without touching any other
+reconciler. Each reconciler also does its blocking I/O on a :class:`Worker` thread of its
+own, so a hung ``vtysh`` or a slow ovsdb-server stalls only the pipeline that called it.
 """
 
 from __future__ import annotations
@@ -128,7 +128,7 @@ class Runner:
         reconciler: Reconciler,
         clock: Callable[[], float] = time.monotonic,
         debounce: float = 0.05,
-        backoff: tuple[float, float] = (1.0, 30.0),
+        backoff: tuple[float, float] = (1.0, 10.0),
         expected: tuple[type[BaseException], ...] = (),
     ) -> None:
         self.reconciler = reconciler

@@ -1,12 +1,14 @@
 """The FRR pipeline, the only writer of FRR: keeps FRR running ovn-frr's config.
 
 The desired config is built from the node config (BGP peering, BFD profiles, the FPM address)
-and what the advertise pipeline publishes (``network`` lines per VRF). Every
-``agent.frr_check_ms``, and whenever that changes, a step compares it with FRR's running
-config and applies exactly what is missing or different (:class:`~ovn_frr.frr.apply.FrrApplier`:
-drift repair, rejected lines isolated and retried with back-off). It also reads the BGP
-sessions and BFD peers for status. Its vtysh calls run on its own thread: a hung vtysh stalls
-no other pipeline.
+and what the advertise pipeline publishes (``network`` lines per VRF). An observer reads FRR's
+running config (and the BGP sessions and BFD peers, for status) every ``agent.frr_check_ms`` on
+a thread of its own; each reading wakes a check that compares it with the desired config and
+applies exactly what is missing or different (:class:`~ovn_frr.frr.apply.FrrApplier`: drift
+repaired, rejected lines isolated and retried with back-off). A change of the announcements is
+applied at once, planned from what FRR matched at the last check, so that no read sits on an
+announcement's path. The applies run on the pipeline's own thread: a hung vtysh stalls no other
+pipeline.
 """
 
 from __future__ import annotations
@@ -64,8 +66,13 @@ class FrrReconciler:
         self.wall = wall
         self.observe_apply = observe_apply
         self.version = version
-        self.watches: tuple[Signal, ...] = (networks,)
+        #: a running config the observer read, with the applier's generation at its start
+        self._observation = Signal("frr-running-config")
+        self._observed: tuple[str, int] | None = None
+        self._observer: asyncio.Future[None] | None = None
+        self.watches: tuple[Signal, ...] = (networks, self._observation)
         self.io = Worker(self.name)
+        self.show = Worker(f"{self.name}-show")
         self.applier = FrrApplier(frr, clock)
         self._with_bfd = any(n.bfd_profile for n in settings.neighbors)
         self._rendered: tuple[Networks, str] | None = None
@@ -74,7 +81,7 @@ class FrrReconciler:
         self.last: CheckResult | None = None
         self.last_sent_at: float | None = None
         self.last_ms = 0.0
-        self._sessions_at = 0.0
+        self._seen = -1
 
     def desired(self) -> str:
         nets = self.networks.value
@@ -83,10 +90,23 @@ class FrrReconciler:
         return self._rendered[1]
 
     async def step(self) -> float | None:
+        if self._observer is None:
+            self._observer = asyncio.ensure_future(self._observe())
         text = self.desired()
+        adopt = self.networks.value is None
         started = self.clock()
+        changed = self.networks.version != self._seen
+        self._seen = self.networks.version
         try:
-            result = await self.io(self.applier.check, text, self.networks.value is None)
+            if changed and not adopt and self.applier.matched:
+                # a change of the announcements: planned from what FRR matched at the last
+                # check, no running-config read on the announcement's path
+                result = await self.io(self.applier.check, text, False, False)
+            elif self._observed is not None:  # a check, on what the observer read
+                observed, self._observed = self._observed, None
+                result = await self.io(self.applier.check, text, adopt, True, observed)
+            else:  # at start, after a rejection: read here
+                result = await self.io(self.applier.check, text, adopt)
         except VtyshError:
             self.reachable = False
             raise
@@ -97,18 +117,30 @@ class FrrReconciler:
             self.last_sent_at = now
             self.last_ms = (now - started) * 1000
             self.observe_apply(now - started)
-        if now >= self._sessions_at:
-            self._sessions_at = now + self.check_every
-            summary = await self.io(self.frr.show_json, "show bgp vrf all summary json")
-            bfd = (await self.io(self.frr.show_json, "show bfd peers json")
-                   if self._with_bfd else [])  # fmt: skip
-            self.sessions = sessions(summary, bfd)
         if result.again:
             return now
-        due = [now + self.check_every]
-        if (retry := self.applier.next_retry()) is not None:
-            due.append(retry)
-        return min(due)
+        return self.applier.next_retry()
+
+    async def _observe(self) -> None:
+        """Every ``check_every``: read FRR's running config (for the next check), sessions and
+        BFD peers, on a thread of its own: a change of the announcements never waits for a
+        read, and a check never waits for the sessions."""
+        while True:
+            generation = self.applier.generation
+            try:
+                running = await self.show(self.frr.running_config)
+                self._observed = (running, generation)
+                self._observation.notify()
+                summary = await self.show(self.frr.show_json, "show bgp vrf all summary json")
+                bfd = (await self.show(self.frr.show_json, "show bfd peers json")
+                       if self._with_bfd else [])  # fmt: skip
+                self.sessions = sessions(summary, bfd)
+            except VtyshError as exc:
+                self.reachable = False
+                log.warning("frr_unreachable error=%s", exc)
+            except Exception:  # the observer must outlive any surprise
+                log.exception("frr_observer_failed")
+            await asyncio.sleep(self.check_every)
 
     # --- reports -------------------------------------------------------------------------------
 
@@ -217,4 +249,7 @@ class FrrReconciler:
         return TracePart(doc, tuple(story))
 
     async def close(self) -> None:
+        if self._observer is not None:
+            self._observer.cancel()
         self.io.close()
+        self.show.close()
