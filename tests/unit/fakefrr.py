@@ -42,8 +42,10 @@ class FakeFrr:
         self.reads += 1
         if not self.up:
             raise VtyshError("vtysh: failed to connect to any daemons")
+        shown = parse(render_tree(self.tree))
+        _hide_empty_families(shown)  # FRR shows no address family with nothing in it
         return "Building configuration...\n\nCurrent configuration:\n!\nfrr version 8.4.4\n" + (
-            render_tree(self.tree)
+            render_tree(shown)
         )
 
     def show_json(self, command: str) -> Any:
@@ -97,6 +99,19 @@ class FakeFrr:
 
     def _refuse(self, path: list[str], line: str) -> str | None:
         words = line.split()
+        ctx = self.tree
+        for part in path:
+            ctx = ctx.children.get(part, Node(part))
+        if (
+            words[0] == "no"
+            and words[1] in ("network", "route-map")
+            and (
+                line[3:] not in ctx.children  # removing what is not there
+            )
+        ):
+            return {"network": "Can't find static route specified"}.get(
+                words[1], "Could not find route-map entry"
+            )
         if not path and line.startswith("router bgp ") and " vrf " not in line:
             for other in self.tree.children:
                 if other.startswith("router bgp ") and " vrf " not in other and other != line:
@@ -138,6 +153,13 @@ class FakeFrr:
             for k in [k for k in ctx.children if k.startswith(f"neighbor {words[1]} bfd profile")]:
                 del ctx.children[k]
         return ctx.children.setdefault(line, Node(line))
+
+
+def _hide_empty_families(node: Node) -> None:
+    for line, child in list(node.children.items()):
+        _hide_empty_families(child)
+        if line.startswith("address-family ") and not child.children:
+            del node.children[line]
 
 
 def _key(line: str) -> str:

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import ipaddress
 
+import pytest
+
 from ovn_frr import config
 from ovn_frr.config.convert import frr_settings
 from ovn_frr.core.frr_model import desired_frr
-from ovn_frr.frr.apply import FrrApplier
+from ovn_frr.frr.apply import FrrApplier, show
 from ovn_frr.frr.diff import parse, paths
 from ovn_frr.frr.plan import plan
 from ovn_frr.frr.render import render
+from ovn_frr.frr.vtysh import VtyshError
 from tests.unit.fakefrr import FakeFrr, load
 
 TOR1 = '[[bgp.neighbors]]\naddress = "10.255.0.2"\nremote_as = 65001\nbfd_profile = "fast"\n'
@@ -246,3 +249,92 @@ def test_a_running_config_read_across_a_batch_is_not_used() -> None:
     assert applier.check(desired(TOR1), running=fresh).sent == 0  # matched when it was read
     stale_drift = (frr.running_config(), applier.generation)
     assert applier.check(desired(TOR1), running=stale_drift).drift > 0
+
+
+def test_a_rejected_removal_is_held_and_retried_with_back_off_not_in_a_loop() -> None:
+    frr = FakeFrr()
+    load(frr, desired(TOR1, nets=("10.128.0.0/23", "10.9.0.0/16")))
+    clock = Clock()
+    applier = FrrApplier(frr, clock)
+    frr.reject = lambda p: "in use" if p[-1].startswith("no network 10.9.0.0/16") else None
+    text = desired(TOR1)
+    first = applier.check(text)
+    assert first.again and first.rejected[0][0][-1].startswith("no network 10.9.0.0/16")
+    assert applier.check(text).sent == 0  # held as it is: not sent again
+    assert applier.check(text).sent == 0
+    assert [h.attempts for h in applier.held.values()] == [1]
+    clock.now += 1.0
+    retried = applier.check(text)
+    assert retried.rejected and not retried.again  # a retry that fails waits for the next
+    assert [h.attempts for h in applier.held.values()] == [2]
+
+
+def test_lines_not_kept_are_sent_again_with_back_off() -> None:
+    class Forgetful(FakeFrr):
+        def running_config(self) -> str:
+            return super().running_config().replace(" bgp bestpath as-path multipath-relax\n", "")
+
+    frr = Forgetful()
+    clock = Clock()
+    applier = FrrApplier(frr, clock)
+    text = desired(TOR1)
+    for _ in range(6):
+        applier.check(text)
+    assert len(frr.batches) == 4 and applier.unkept
+    clock.now += 5.0
+    applier.check(text)
+    assert len(frr.batches) == 5  # tried again after 5 s, then after 10 s
+    clock.now += 5.0
+    applier.check(text)
+    assert len(frr.batches) == 5
+    clock.now += 5.0
+    applier.check(text)
+    assert len(frr.batches) == 6
+
+
+def test_frr_gone_forgets_what_it_ran() -> None:
+    frr = FakeFrr()
+    applier = FrrApplier(frr)
+    applier.check(desired(TOR1))
+    assert applier.matched
+    frr.up = False
+    with pytest.raises(VtyshError):
+        applier.check(desired(TOR1))
+    assert not applier.matched  # a change now reads before it plans
+    frr.up = True
+    frr.tree = parse("")  # it came back empty
+    reads = frr.reads
+    applier.check(desired(TOR1, nets=("10.9.0.0/16",)), read=False)
+    assert frr.reads == reads + 1
+    assert set(paths(parse(desired(TOR1, nets=("10.9.0.0/16",))))) <= lines(frr)
+
+
+def test_a_held_neighbor_alone_in_its_family_is_no_drift() -> None:
+    """FRR shows no empty address family: the held neighbor's must not look missing."""
+    frr = FakeFrr(reject=lambda p: "bad" if "fd00:9::2" in p[-1] else None)
+    applier = FrrApplier(frr)
+    v6 = '[[bgp.neighbors]]\naddress = "fd00:9::2"\nremote_as = 65009\n'
+    text = desired(TOR1, v6, nets=())
+    converge(applier, text)
+    for _ in range(4):
+        assert applier.check(text).sent == 0
+    assert applier.drift_checks == 0 and not applier.unkept
+
+
+def test_an_operator_address_family_of_a_managed_neighbor_stays() -> None:
+    frr = FakeFrr()
+    applier = FrrApplier(frr)
+    converge(applier, desired(TOR2))
+    load(frr, "router bgp 64512\n address-family ipv6 unicast\n  neighbor 10.255.1.2 activate\n"
+              " exit-address-family\nexit\n")  # fmt: skip
+    assert applier.check(desired(TOR2)).sent == 0
+    got = ("router bgp 64512", "address-family ipv6 unicast", "neighbor 10.255.1.2 activate")
+    assert got in lines(frr)
+
+
+def test_a_rejected_password_line_is_shown_masked() -> None:
+    frr = FakeFrr(reject=lambda p: "bad" if " password " in p[-1] else None)
+    applier = FrrApplier(frr)
+    converge(applier, desired(TOR1 + 'password = "s3cr3t"\n'))
+    (held,) = applier.held.values()
+    assert show(held.line) == "router bgp 64512 > neighbor 10.255.0.2 password ****"

@@ -389,3 +389,29 @@ def test_the_ovn_pipeline_publishes_changes_only_and_keeps_the_last_state_on_err
     assert watch.status(0.0)["intent_problems"] == [
         "router r: dynamic-routing='maybe' is not true or false"
     ]
+
+
+def test_frr_announcements_go_without_a_read_checks_use_the_observers_reading() -> None:
+    frr = FakeFrr()
+    networks: Cell[Networks] = Cell("networks", {"": ()})
+    rec = FrrReconciler(CFG, frr, networks, check_every=3600)  # the observer reads once
+
+    async def main() -> None:
+        await rec.step()  # at start: reads itself (and the observer reads once)
+        await asyncio.sleep(0.05)
+        reads = frr.reads
+        networks.publish({"": (net("10.9.0.0/16"),)})
+        await rec.step()  # the change: planned from what FRR matched, no read
+        assert frr.reads == reads
+        assert any("network 10.9.0.0/16" in p[-1] for p in frr_lines(frr))
+        # the observer's reading began before that batch: stale, the check reads instead
+        assert rec._observed is not None
+        reads = frr.reads
+        frr.tree = parse("")
+        await rec.step()
+        assert frr.reads == reads + 1
+        assert any("network 10.9.0.0/16" in p[-1] for p in frr_lines(frr))
+        await rec.close()
+
+    asyncio.run(main())
+    assert rec.status(0.0)["frr"]["last_apply"]["lines"] > 1

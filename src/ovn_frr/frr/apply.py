@@ -1,41 +1,59 @@
 """Keep FRR at ovn-frr's desired config, compared with what FRR really runs (blocking).
 
-One :meth:`FrrApplier.check` reads ``show running-config``, plans the exact batch that brings
-ovn-frr's part of it to the desired config (:mod:`ovn_frr.frr.plan`) and applies it in one
-``vtysh -f``. Nothing is remembered of what was applied before: a restarted FRR, a ``no
-neighbor`` typed by hand or an frr-reload of another file shows up as lines missing from the
-running config, and they are sent again. When the desired config did not change since FRR last
-matched it, that is *drift*: counted, logged and reported.
+One :meth:`FrrApplier.check` reads ``show running-config`` (or takes a reading made
+elsewhere, if no batch landed since), plans the exact batch that brings ovn-frr's part of it to
+the desired config (:mod:`ovn_frr.frr.plan`) and applies it in one ``vtysh -f``. What counts is
+what FRR runs: a restarted FRR, a ``no neighbor`` typed by hand or an frr-reload of another
+file shows up as lines missing from the running config, and they are sent again. When the
+desired config did not change since FRR last matched it, that is *drift*: counted, logged and
+reported. Between two reads, a change of the desired config may be planned from what FRR
+matched at the last check (``read=False``); if FRR rejects any of that batch, the next check
+reads and plans again.
 
 FRR applies every line of a batch that it accepts. A rejected line is isolated: the first
-rejected line's unit (its neighbor, or the line) is held at what FRR had before the batch, so
-the lines of it that did land are rolled back at the next check, which comes at once; it is
-retried with back-off. Later rejected lines may have failed only because of the first (vtysh
-leaves config mode at the ``exit`` after a failed context line), so they are not held: the
-next check sends them again without the held unit. A bad neighbor never takes a good one down,
-and a rollback never removes lines FRR had before.
+rejected line's unit (its neighbor, or the line, a removal included) is held at what FRR had
+before the batch, so the lines of it that did land are rolled back at the next check, which
+comes at once; it is retried with back-off. Later rejected lines may have failed only because
+of the first (vtysh leaves config mode at the ``exit`` after a failed context line; FRR >= 9.1
+stops reading the batch there), so they are not held: the next check sends them again without
+the held unit. A bad neighbor never takes a good one down, and a rollback never removes lines
+FRR had before.
 
-A line FRR accepts but does not show as rendered would be sent at every check; when the same
-drift repeats three times in a row with nothing else changing, it is reported and not sent
-again until the desired config changes.
+A line FRR accepts but does not show as rendered would be sent at every check: when the same
+drift repeats three checks in a row it is reported as not kept and sent again only with
+back-off (5 s doubling to 60 s), until a check finds FRR matching or the drift changes.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
 from ovn_frr.frr.diff import Batch, Node, Path, render_tree
-from ovn_frr.frr.plan import Unit, plan, plan_from, unit_lines, unit_of
-from ovn_frr.frr.vtysh import LineError
+from ovn_frr.frr.plan import Plan, Unit, plan, plan_from, unit_lines, unit_of
+from ovn_frr.frr.vtysh import LineError, VtyshError
 
 log = logging.getLogger(__name__)
 
 #: identical drift this many checks in a row: FRR does not keep those lines
 STUCK_AFTER = 3
+#: then they are sent again after this long, doubling up to the second figure
+STUCK_DELAY = (5.0, 60.0)
+
+
+#: what a plan from a read depends on: running config, desired config, adoption, held units
+_Inputs = tuple[str, str, bool, tuple[Unit, ...]]
+
+
+@dataclass(frozen=True, slots=True)
+class _Stuck:
+    drift: tuple[str, frozenset[Path]]
+    until: float
+    delay: float
 
 
 class FrrConfig(Protocol):
@@ -46,9 +64,12 @@ class FrrConfig(Protocol):
     def apply_batch(self, config: str) -> tuple[LineError, ...]: ...
 
 
+SECRET = re.compile(r"(\bpassword) \S.*")
+
+
 def show(path: Path) -> str:
-    """A config path as one readable line."""
-    return " > ".join(path)
+    """A config path as one readable line, for logs and status (a password masked)."""
+    return SECRET.sub(r"\1 ****", " > ".join(path))
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,13 +109,14 @@ class FrrApplier:
         self.frr = frr
         self.clock = clock
         self.backoff = backoff
-        self.held: dict[Unit, Held] = {}
+        #: replaced on every change, never changed in place (read from other threads)
+        self.held: Mapping[Unit, Held] = {}
         #: the effective desired config FRR last matched (None: not since the start or a
         #: rejection): a batch against the same one is drift
         self._matched: str | None = None
-        self._stuck: tuple[str, frozenset[Path]] | None = None
+        self._stuck: _Stuck | None = None
         #: the inputs of the last check that had nothing to send
-        self._quiet: tuple[str, str, bool, tuple[Unit, ...]] | None = None
+        self._quiet: _Inputs | None = None
         #: what FRR runs of ovn-frr's as of the last check, when it matched (None: unknown)
         self._base: Node | None = None
         self._repeats = 0
@@ -105,11 +127,15 @@ class FrrApplier:
         self.drift_checks = 0
         self.last_drift_at: float | None = None
         self.rejected_total = 0
-        #: the running config of the last check (for status and trace)
-        self.running = ""
         #: counts batches (odd while one is applied): a running config read elsewhere is
         #: current only if this did not change during the read
         self.generation = 0
+
+    def invalidate(self) -> None:
+        """FRR could not be read or written: nothing is known of what it runs."""
+        self._base = None
+        self._quiet = None
+        self._stuck = None
 
     def check(
         self,
@@ -122,64 +148,92 @@ class FrrApplier:
         check; plan from what FRR ran of ovn-frr's then (if FRR matched it) instead of reading
         the running config again (~30 ms of vtysh on the path of every announcement); the next
         check reads, and repairs anything that changed meanwhile. ``running``: a running
-        config read elsewhere, with the :attr:`generation` at the start of that read; it is
-        used only if no batch was applied since (else nothing is done: the next read will)."""
+        config read elsewhere, with the :attr:`generation` at the start of that read; if a
+        batch was applied since, the running config is read here instead."""
         now = self.clock()
-        active = {u: h.before for u, h in self.held.items() if h.retry_at > now}
-        p = None
-        if not read and not adopt_networks and self._base is not None:
-            p = plan_from(self._base, desired, active)
-        if p is None and running is not None and running[1] != self.generation:
-            return CheckResult()  # read before or while a batch was applied: stale
-        inputs = None
-        if p is None:
-            self.running = running[0] if running is not None else self.frr.running_config()
-            # the plan is a function of these alone: FRR unchanged since a check that found
-            # nothing to send needs no new plan (a plan of 10k networks costs ~0.1 s of CPU)
-            inputs = (self.running, desired, adopt_networks, tuple(active))
-            if inputs == self._quiet:
-                return CheckResult()
-            self._quiet = None
-            p = plan(self.running, desired, active, adopt_networks)
+        planned = self._plan(now, desired, adopt_networks, read, running)
+        if planned is None:
+            return CheckResult()  # FRR unchanged since a check that found nothing to send
+        p, fast, inputs = planned
         key = render_tree(p.desired)
         commands = frozenset(p.batch.commands)
         if not p.batch:
-            self._matched, self._repeats, self.unkept = key, 0, frozenset()
-            self._release(now, set())
+            self._matched, self._repeats, self._stuck, self.unkept = key, 0, None, frozenset()
+            self._release(now)
             self._quiet = inputs
             self._base = p.desired
             return CheckResult()
         self._quiet = None
-        drift = key == self._matched
-        if drift and self._stuck == (key, commands):
-            return CheckResult()  # reported when it got stuck; waits for a change
+        drift = not fast and key == self._matched
+        stuck = self._stuck
+        if drift and stuck and stuck.drift == (key, commands) and now < stuck.until:
+            return CheckResult()  # reported when it got stuck; tried again with back-off
         self.generation += 1  # odd while a batch is applied
         try:
             errors = self.frr.apply_batch(p.batch.text)
+        except VtyshError:
+            self.invalidate()
+            raise
         finally:
             self.generation += 1
-        rejected = tuple((_path(p.batch, e), e.reason) for e in errors)
-        failed = {unit_of(path) for path, _ in rejected}
-        self._release(now, failed)
+        sent = len(commands)
         if drift:
             self._count_drift(key, commands, now)
         else:
-            self._repeats = 0
+            self._repeats, self._stuck, self.unkept = 0, None, frozenset()
         if not errors:
+            self._release(now)
             self._matched = key
             self._base = p.desired
-            log.info(
-                "frr_config_applied lines=%d drift=%d", len(commands), len(commands) if drift else 0
-            )
-            return CheckResult(len(commands), len(commands) if drift else 0)
+            log.info("frr_config_applied lines=%d drift=%d", sent, sent if drift else 0)
+            return CheckResult(sent, sent if drift else 0)
+        rejected = tuple((_path(p.batch, e), e.reason) for e in errors)
         self._matched = None
         self._base = None
+        if fast:  # planned without a read: FRR may have changed since; read and plan again
+            log.info("frr_batch_replanned rejected=%d first=%r (read before planning)",
+                     len(errors), show(rejected[0][0]))  # fmt: skip
+            return CheckResult(sent, 0, rejected, again=True)
         self.rejected_total += len(errors)
         first, reason = rejected[0]
-        self._hold(unit_of(first), first, reason, p.ours, now)
+        unit = unit_of(first)
+        new = unit not in self.held
+        self._hold(unit, first, reason, p.ours, now)
         log.error("frr_line_rejected line=%r reason=%r others=%d (held, rest applied)",
                   show(first), reason, len(errors) - 1)  # fmt: skip
-        return CheckResult(len(commands), len(commands) if drift else 0, rejected, again=True)
+        # at once: to roll back what landed of a new hold, and to send what may have failed
+        # only because of it (a unit that cannot be held, an unattributed line, would loop)
+        again = new or (len(errors) > 1 and not unit[0].startswith(UNATTRIBUTED))
+        return CheckResult(sent, sent if drift else 0, rejected, again=again)
+
+    def _plan(
+        self,
+        now: float,
+        desired: str,
+        adopt_networks: bool,
+        read: bool,
+        running: tuple[str, int] | None,
+    ) -> tuple[Plan, bool, _Inputs | None] | None:
+        """The plan, whether it was made without a read, and the inputs of a read plan;
+        None when those inputs are the same as at a check that found nothing to send (the
+        plan is a function of them alone: a plan of 10k networks costs ~0.1 s of CPU)."""
+        active = {u: h.before for u, h in self.held.items() if h.retry_at > now}
+        if not read and not adopt_networks and self._base is not None:
+            p = plan_from(self._base, desired, active)
+            if p is not None:
+                return p, True, None
+        if running is not None and running[1] != self.generation:
+            running = None  # read before or while a batch landed: stale
+        try:
+            text = running[0] if running is not None else self.frr.running_config()
+        except VtyshError:
+            self.invalidate()
+            raise
+        inputs = (text, desired, adopt_networks, tuple(active))
+        if inputs == self._quiet:
+            return None
+        self._quiet = None
+        return plan(text, desired, active, adopt_networks), False, inputs
 
     def _count_drift(self, key: str, commands: frozenset[Path], now: float) -> None:
         self.drift_lines += len(commands)
@@ -188,29 +242,33 @@ class FrrApplier:
         self._repeats = self._repeats + 1 if commands == self._last_drift else 1
         self._last_drift = commands
         sample = ", ".join(show(c) for c in sorted(commands)[:3])
-        if self._repeats >= STUCK_AFTER:
-            self._stuck = (key, commands)
-            self.unkept = commands
-            log.error("frr_lines_not_kept lines=%d sample=%r (FRR accepts them but does not "
-                      "show them: not sent again until the config changes)",
-                      len(commands), sample)  # fmt: skip
-        else:
+        if self._repeats < STUCK_AFTER:
             log.warning("frr_drift lines=%d sample=%r (re-applying)", len(commands), sample)
+            return
+        old = self._stuck
+        delay = min(old.delay * 2, STUCK_DELAY[1]) if old else STUCK_DELAY[0]
+        self._stuck = _Stuck((key, commands), now + delay, delay)
+        self.unkept = commands
+        log.error("frr_lines_not_kept lines=%d sample=%r (FRR accepts them but does not show "
+                  "them: sent again in %.0f s)", len(commands), sample, delay)  # fmt: skip
 
     def _hold(self, unit: Unit, line: Path, reason: str, ours_before: Node, now: float) -> None:
         old = self.held.get(unit)
         attempts = old.attempts + 1 if old else 1
         before = old.before if old else unit_lines(ours_before, unit)
         delay = min(self.backoff[0] * 2 ** (attempts - 1), self.backoff[1])
-        self.held[unit] = Held(unit, line, reason, before, attempts, old.since if old else now,
-                               now + delay)  # fmt: skip
+        held = Held(unit, line, reason, before, attempts, old.since if old else now, now + delay)
+        self.held = {**self.held, unit: held}  # replaced, never changed: status reads it
 
-    def _release(self, now: float, failed: set[Unit]) -> None:
-        """Units whose retry was in this check and that FRR took are no longer held."""
-        for unit, h in list(self.held.items()):
-            if h.retry_at <= now and unit not in failed:
-                log.info("frr_line_accepted line=%r after=%d attempts", show(h.line), h.attempts)
-                del self.held[unit]
+    def _release(self, now: float) -> None:
+        """After a check (at ``now``) with no rejection: the units retried in it are no longer
+        held."""
+        done = [u for u, h in self.held.items() if h.retry_at <= now]
+        for unit in done:
+            log.info("frr_line_accepted line=%r after=%d attempts", show(self.held[unit].line),
+                     self.held[unit].attempts)  # fmt: skip
+        if done:
+            self.held = {u: h for u, h in self.held.items() if u not in done}
 
     @property
     def matched(self) -> bool:
@@ -221,8 +279,11 @@ class FrrApplier:
         return min((h.retry_at for h in self.held.values()), default=None)
 
 
+UNATTRIBUTED = "batch line "
+
+
 def _path(batch: Batch, error: LineError) -> Path:
     line = batch.line(error.line)
     if line is None or line.path is None:
-        return (f"batch line {error.line}",)
+        return (f"{UNATTRIBUTED}{error.line}",)
     return line.path

@@ -8,8 +8,9 @@ from the config itself:
 
 - objects named ``ovnfrr-*`` (prefix-lists, route-maps, large-community lists), all their lines;
 - ``network P route-map ovnfrr-origin`` lines, in any BGP instance;
-- the neighbors of the node config: the attributes ovn-frr renders (:data:`NEIGHBOR_ATTRS`);
-  other lines an operator added to such a neighbor (``shutdown``, say) stay;
+- the neighbors of the node config: the attributes ovn-frr renders (:data:`NEIGHBOR_ATTRS`),
+  in the address families ovn-frr activates them in; other lines an operator added to such a
+  neighbor (``shutdown``, another address family) stay;
 - neighbors that carry an ``ovnfrr-`` route-map but are no longer in the node config: all of
   their lines (the neighbor is removed);
 - the BFD profiles of the node config: all their lines;
@@ -69,11 +70,12 @@ def neighbor_of(line: str) -> tuple[str, str] | None:
 
 
 def unit_of(path: Path) -> Unit:
-    """The unit of a changed line (see the module docstring)."""
+    """The unit of a changed line (see the module docstring); a removal's is the line it
+    removes (held, the line stays as it is)."""
     n = neighbor_of(path[-1])
     if n is not None and len(path) >= 2 and path[0].startswith("router bgp "):
         return (path[0], f"neighbor {n[0]}")
-    return path
+    return (*path[:-1], path[-1].removeprefix("no "))
 
 
 def in_unit(path: Path, unit: Unit) -> bool:
@@ -101,21 +103,26 @@ class Owners:
     neighbors: frozenset[tuple[str, str]]
     #: BFD profile names
     profiles: frozenset[str]
+    #: (instance line, address-family line, neighbor address) the desired config renders
+    families: frozenset[tuple[str, str, str]] = frozenset()
 
     @classmethod
     def of(cls, desired: Node) -> Owners:
         neighbors = set()
+        families = set()
         for top, node in desired.children.items():
             if top.startswith("router bgp "):
                 for path in paths(node, (top,)):
                     n = neighbor_of(path[-1])
                     if n is not None:
                         neighbors.add((top, n[0]))
+                        if len(path) == 3:
+                            families.add((top, path[1], n[0]))
         bfd = desired.children.get("bfd")
         profiles = set()
         if bfd is not None:
             profiles = {p.split()[1] for p in bfd.children if p.startswith("profile ")}
-        return cls(frozenset(neighbors), frozenset(profiles))
+        return cls(frozenset(neighbors), frozenset(profiles), frozenset(families))
 
 
 def _instance(top: str, node: Node, want: Node, owners: Owners) -> list[Path]:
@@ -133,10 +140,19 @@ def _instance(top: str, node: Node, want: Node, owners: Owners) -> list[Path]:
         if (
             _has(want, path[1:])
             or (line.startswith("network ") and line.endswith(ORIGIN))
-            or (n is not None and (n[0] in stale or (n[0] in mine and n[1] in NEIGHBOR_ATTRS)))
+            or (n is not None and (n[0] in stale or _managed(owners, path, n, mine)))
         ):
             out.append(path)
     return out
+
+
+def _managed(owners: Owners, path: Path, n: tuple[str, str], mine: set[str]) -> bool:
+    """A line of a node config neighbor that ovn-frr renders the like of: its attributes,
+    and in an address family only where ovn-frr activates it (an operator's own address
+    family for that neighbor, say IPv6 over the IPv4 session, stays)."""
+    if n[0] not in mine or n[1] not in NEIGHBOR_ATTRS:
+        return False
+    return len(path) == 2 or (path[0], path[1], n[0]) in owners.families
 
 
 def _wholly_ours(top: str, node: Node, ours: list[Path]) -> bool:
@@ -221,10 +237,23 @@ def plan_from(
 
 
 def _effective(want: Node, held: Mapping[Unit, Iterable[Path]] | None) -> Node:
+    if not held:
+        return want
     lines = list(paths(want))
-    for unit, before in (held or {}).items():
+    for unit, before in held.items():
         lines = [p for p in lines if not in_unit(p, unit)] + list(before)
-    return build(lines)
+    tree = build(lines)
+    _prune(tree)
+    return tree
+
+
+def _prune(node: Node) -> None:
+    """Drop address families left empty (a held neighbor was all they held): FRR never shows
+    an empty one, so it would look missing at every check."""
+    for line, child in list(node.children.items()):
+        _prune(child)
+        if line.startswith("address-family ") and not child.children:
+            del node.children[line]
 
 
 def unit_lines(tree: Node, unit: Unit) -> frozenset[Path]:

@@ -1,8 +1,11 @@
 """vtysh as a typed, injectable command runner.
 
-vtysh ``-f FILE`` applies a whole batch and continues after a failing line, reporting it with a
-line starting with ``%`` (exit code non-zero); ``-c`` stops at the first error. Lines for a daemon
-that is not running are dropped silently, so callers verify against ``show running-config``.
+vtysh ``-f FILE`` applies a batch and goes on after a failing line, reporting it as ``line N:``
+(exit code non-zero), except that after a failed context line the ``exit`` that closes it
+leaves config mode (FRR 8.4: every later line fails) or ends the batch (FRR >= 9.1); FRR >= 9
+forks one child per daemon unless told ``--no-fork``. ``-c`` stops at the first error. Lines
+for a daemon that is not running are dropped silently, so callers verify against ``show
+running-config``.
 """
 
 from __future__ import annotations

@@ -15,12 +15,13 @@ from typing import Any, TypeVar
 from ovs import stream as ovs_stream
 from ovsdbapp.backend.ovs_idl import connection, idlutils
 
+from ovn_frr.ovn.errors import OvnError
+from ovn_frr.ovn.jsonrpc import fetch_schema
+
+__all__ = ["OvnError", "OvsdbConnection", "set_ssl"]
+
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-
-
-class OvnError(Exception):
-    """An OVSDB operation failed (connection, schema or transaction)."""
 
 
 class _Idl(connection.OvsdbIdl):  # type: ignore[misc]
@@ -64,8 +65,8 @@ class OvsdbConnection:
         ``remote`` may list several members (a cluster): the schema comes from the first that
         answers, and the IDL follows the cluster's leader. After a failure, call again."""
         try:
-            helper = idlutils.get_schema_helper(self.remote, self.schema)
-        except Exception as exc:
+            helper = idlutils.create_schema_helper(fetch_schema(self.remote, self.schema))
+        except OvnError as exc:
             raise OvnError(f"{self.schema} at {self.remote}: {exc}") from None
         for table, columns in self._tables.items():
             helper.register_columns(table, list(columns))

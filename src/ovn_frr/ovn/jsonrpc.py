@@ -18,7 +18,7 @@ from typing import Any
 import ovs.jsonrpc
 import ovs.stream
 
-from ovn_frr.ovn.db import OvnError
+from ovn_frr.ovn.errors import OvnError
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +64,32 @@ def transact(
         if isinstance(result, dict) and "error" in result:
             raise OvnError(f"{db} transact op {i}: {result['error']}: {result.get('details')}")
     return results
+
+
+def fetch_schema(remote: str, db: str) -> dict[str, Any]:
+    """The schema of ``db`` from the first member of ``remote`` that answers, each connect
+    bounded (ovsdbapp's own fetch waits on a member that drops packets as long as TCP does)."""
+    parts = members(remote)
+    errors = []
+    start = 0
+    while start < len(parts):
+        try:
+            conn, k = connect(",".join(parts[start:]))
+        except OvnError as exc:
+            errors.append(str(exc))
+            break
+        try:
+            error, reply = conn.transact_block(
+                ovs.jsonrpc.Message.create_request("get_schema", [db])
+            )
+        finally:
+            conn.close()
+        if not error and not reply.error:
+            schema: dict[str, Any] = reply.result
+            return schema
+        errors.append(f"{parts[start + k]}: {os.strerror(error) if error else reply.error}")
+        start += k + 1
+    raise OvnError(f"cannot fetch the {db} schema: {'; '.join(errors)}")
 
 
 class Client:

@@ -19,7 +19,7 @@ from ovn_frr.core.advertise import (
 )
 from ovn_frr.core.model import Network
 from ovn_frr.core.ovn import OvnState
-from ovn_frr.reconcilers.base import LIST_LIMIT, Cell, Sample, Signal, TracePart
+from ovn_frr.reconcilers.base import LIST_LIMIT, Cell, Sample, Signal, TracePart, Worker
 
 #: VRF name ("" default) -> prefixes to announce; None: not known yet
 Networks = Mapping[str, tuple[Network, ...]] | None
@@ -32,14 +32,16 @@ class AdvertiseReconciler:
         self.ovn = ovn
         self.out = out
         self.watches: tuple[Signal, ...] = (ovn,)
+        self.cpu = Worker(self.name)
         self.items: frozenset[Announcement] = frozenset()
 
     async def step(self) -> float | None:
         state = self.ovn.value
         if state is None:
             return None
-        self.items = announcements(state)
-        self.out.publish(prefixes_by_vrf(self.items))
+        # on a thread of its own: 10k VIPs must not hold up the event loop
+        self.items, nets = await self.cpu(_announce, state)
+        self.out.publish(nets)
         return None
 
     def status(self, now: float) -> dict[str, Any]:
@@ -66,4 +68,9 @@ class AdvertiseReconciler:
         )  # fmt: skip
 
     async def close(self) -> None:
-        return None
+        self.cpu.close()
+
+
+def _announce(state: OvnState) -> tuple[frozenset[Announcement], Networks]:
+    items = announcements(state)
+    return items, prefixes_by_vrf(items)

@@ -57,8 +57,10 @@ class Cell(Signal, Generic[T]):
         self.value = value
         self.version = 0
 
-    def publish(self, value: T) -> bool:
-        if value == self.value:
+    def publish(self, value: T, compared: bool = False) -> bool:
+        """Set the value and wake the watchers, unless it equals the current one
+        (``compared``: the caller found it different already, off the event loop)."""
+        if not compared and value == self.value:
             return False
         self.value = value
         self.version += 1

@@ -64,7 +64,10 @@ class OvnWatch:
 
     async def step(self) -> float | None:
         started = self.clock()
-        state = await self.io(self.reader.read)
+        last = self.out.value
+        # read and compare with the last state on this pipeline's thread (a large NB: the
+        # event loop must not wait for either)
+        state, same = await self.io(self._read, last)
         self.read_at = self.clock()
         self.read_ms = (self.read_at - started) * 1000
         problems = state.problems()
@@ -72,10 +75,14 @@ class OvnWatch:
             if line not in self._problems:
                 log.warning("intent_ignored %s", line)
         self._problems = problems
-        if self.out.publish(state):
+        if not same and self.out.publish(state, compared=True):
             log.info("ovn_state_read routers=%d switches=%d ms=%.0f", len(state.routers),
                      len(state.switches), self.read_ms)  # fmt: skip
         return None
+
+    def _read(self, last: OvnState | None) -> tuple[OvnState, bool]:
+        state = self.reader.read()
+        return state, state == last
 
     def status(self, now: float) -> dict[str, Any]:
         state = self.out.value
