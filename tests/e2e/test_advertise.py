@@ -240,7 +240,7 @@ def test_a_failing_apply_keeps_the_last_good_config_and_is_retried(
         running = node1.vtysh.running_config()
         assert "router bgp 65099 vrf blue" in running  # the operator's instance untouched
         assert "router bgp 64512 vrf blue" not in running
-        assert egress in tor1(lab)  # the last good config still announces
+        assert egress in tor1(lab)  # the rest of the config still announces
         node1.apply("no router bgp 65099 vrf blue\n")
         wait_for(lambda: "router bgp 64512 vrf blue" in node1.vtysh.running_config(),
                  timeout=30, what="the retry applied the VRF")  # fmt: skip
