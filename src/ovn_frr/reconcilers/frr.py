@@ -137,9 +137,10 @@ class FrrReconciler:
                        if self._with_bfd else [])  # fmt: skip
                 self.sessions = sessions(summary, bfd)
             except VtyshError as exc:
+                if self.reachable:  # once per outage, not every check
+                    log.warning("frr_unreachable error=%s", exc)
                 self.reachable = False
                 self.applier.invalidate()  # nothing is known of what FRR runs
-                log.warning("frr_unreachable error=%s", exc)
             except Exception:  # the observer must outlive any surprise
                 log.exception("frr_observer_failed")
             # every check_every from the start of the last reading, not from its end
