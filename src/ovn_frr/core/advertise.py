@@ -18,11 +18,10 @@ route opts that object out. Malformed options are parsed (and reported) in
 
 from __future__ import annotations
 
-import ipaddress
 from dataclasses import dataclass
 
-from ovn_frr.core.model import Address, Network
-from ovn_frr.core.ovn import LogicalRouter, OvnState
+from ovn_frr.core.model import Network
+from ovn_frr.core.ovn import LogicalRouter, OvnState, host_route
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,10 +40,6 @@ def announcements(state: OvnState) -> frozenset[Announcement]:
         if r.routing.advertises:
             _router(r, state, out)
     return frozenset(out)
-
-
-def _host(addr: Address) -> Network:
-    return ipaddress.ip_network(addr)
 
 
 def _router(r: LogicalRouter, state: OvnState, out: set[Announcement]) -> None:
@@ -77,19 +72,19 @@ def _router(r: LogicalRouter, state: OvnState, out: set[Announcement]) -> None:
                     continue
                 for a in lsp.addresses:
                     if any(a in n for n in nets if n.version == a.version):
-                        add(_host(a), f"switch port {lsp.name}")
+                        add(host_route(a), f"switch port {lsp.name}")
         if "lb" in classes:
             for vip in switch.vips:
                 if vip.advertise and here(gateway_here):
-                    add(_host(vip.address), f"load balancer {vip.lb}")
+                    add(host_route(vip.address), f"load balancer {vip.lb}")
     if "nat" in routing.redistribute:
         for nat in r.nats:
             if nat.advertise and here(nat.bound_here):
-                add(_host(nat.external_ip), f"NAT {nat.external_ip} on {r.name}")
+                add(host_route(nat.external_ip), f"NAT {nat.external_ip} on {r.name}")
     if "lb" in routing.redistribute:
         for vip in r.vips:
             if vip.advertise and here(gateway_here):
-                add(_host(vip.address), f"load balancer {vip.lb}")
+                add(host_route(vip.address), f"load balancer {vip.lb}")
     if "static" in routing.redistribute:
         for st in state.statics:
             # policy=src-ip routes match sources: they are not reachability

@@ -398,17 +398,18 @@ def owned_prefixes(state: OvnState) -> dict[Network, str]:
             for n in port.networks:
                 owned.setdefault(n.network, f"port {port.name}")
         for nat in r.nats:
-            owned.setdefault(_host(nat.external_ip), f"NAT {nat.external_ip} on {r.name}")
+            owned.setdefault(host_route(nat.external_ip), f"NAT {nat.external_ip} on {r.name}")
         for vip in r.vips:
-            owned.setdefault(_host(vip.address), f"LB {vip.lb} VIP {vip.address}")
+            owned.setdefault(host_route(vip.address), f"LB {vip.lb} VIP {vip.address}")
     for sw in state.switches.values():
         for vip in sw.vips:
-            owned.setdefault(_host(vip.address), f"LB {vip.lb} VIP {vip.address}")
+            owned.setdefault(host_route(vip.address), f"LB {vip.lb} VIP {vip.address}")
         for lsp in sw.ports:
             for a in lsp.addresses:
-                owned.setdefault(_host(a), f"LSP {lsp.name}")
+                owned.setdefault(host_route(a), f"LSP {lsp.name}")
     return owned
 
 
-def _host(addr: Address) -> Network:
+def host_route(addr: Address) -> Network:
+    """The /32 or /128 of an address."""
     return ipaddress.ip_network(addr)

@@ -121,8 +121,6 @@ class FrrApplier:
         self._base: Node | None = None
         self._repeats = 0
         self._last_drift: frozenset[Path] = frozenset()
-        #: lines FRR accepts but never shows (reported; not sent again meanwhile)
-        self.unkept: frozenset[Path] = frozenset()
         self.drift_lines = 0
         self.drift_checks = 0
         self.last_drift_at: float | None = None
@@ -158,7 +156,7 @@ class FrrApplier:
         key = render_tree(p.desired)
         commands = frozenset(p.batch.commands)
         if not p.batch:
-            self._matched, self._repeats, self._stuck, self.unkept = key, 0, None, frozenset()
+            self._matched, self._repeats, self._stuck = key, 0, None
             self._release(now)
             self._quiet = inputs
             self._base = p.desired
@@ -180,7 +178,7 @@ class FrrApplier:
         if drift:
             self._count_drift(key, commands, now)
         else:
-            self._repeats, self._stuck, self.unkept = 0, None, frozenset()
+            self._repeats, self._stuck = 0, None
         if not errors:
             self._release(now)
             self._matched = key
@@ -248,7 +246,6 @@ class FrrApplier:
         old = self._stuck
         delay = min(old.delay * 2, STUCK_DELAY[1]) if old else STUCK_DELAY[0]
         self._stuck = _Stuck((key, commands), now + delay, delay)
-        self.unkept = commands
         log.error("frr_lines_not_kept lines=%d sample=%r (FRR accepts them but does not show "
                   "them: sent again in %.0f s)", len(commands), sample, delay)  # fmt: skip
 
@@ -269,6 +266,11 @@ class FrrApplier:
                      self.held[unit].attempts)  # fmt: skip
         if done:
             self.held = {u: h for u, h in self.held.items() if u not in done}
+
+    @property
+    def unkept(self) -> frozenset[Path]:
+        """Lines FRR accepts but never shows (reported; sent again only with back-off)."""
+        return self._stuck.drift[1] if self._stuck else frozenset()
 
     @property
     def matched(self) -> bool:

@@ -30,10 +30,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from ovn_frr.core.frr_model import ORIGIN_MAP
 from ovn_frr.frr.diff import Batch, Node, Path, build, diff_trees, parse, paths
 
+#: ovn-frr's objects are named with it
 MARK = "ovnfrr-"
-ORIGIN = " route-map ovnfrr-origin"
+ORIGIN = f" route-map {ORIGIN_MAP}"
 NEIGHBOR_ATTRS = frozenset(
     {"remote-as", "description", "password", "timers", "ebgp-multihop", "update-source", "bfd",
      "activate", "route-map", "maximum-prefix"}
@@ -59,6 +61,11 @@ def object_name(line: str) -> str | None:
     if len(words) >= 3 and words[1] == "large-community-list":
         return words[3] if words[2] in ("standard", "expanded") and len(words) > 3 else words[2]
     return None
+
+
+def origin_network(line: str) -> bool:
+    """A ``network`` line that ovn-frr originates (through its origin route-map)."""
+    return line.startswith("network ") and line.endswith(ORIGIN)
 
 
 def neighbor_of(line: str) -> tuple[str, str] | None:
@@ -139,7 +146,7 @@ def _instance(top: str, node: Node, want: Node, owners: Owners) -> list[Path]:
         n = neighbor_of(line)
         if (
             _has(want, path[1:])
-            or (line.startswith("network ") and line.endswith(ORIGIN))
+            or origin_network(line)
             or (n is not None and (n[0] in stale or _managed(owners, path, n, mine)))
         ):
             out.append(path)
@@ -200,7 +207,7 @@ def adopted_networks(running: Node) -> list[Path]:
     """ovn-frr's ``network`` lines FRR has (kept while OVN's intent is not known yet)."""
     return [p for top, node in running.children.items() if top.startswith("router bgp ")
             for p in paths(node, (top,))
-            if p[-1].startswith("network ") and p[-1].endswith(ORIGIN)]  # fmt: skip
+            if origin_network(p[-1])]  # fmt: skip
 
 
 def plan(

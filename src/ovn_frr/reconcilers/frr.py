@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict
 from typing import Any, Protocol
 
-from ovn_frr.core.frr_model import FrrSettings, desired_frr
+from ovn_frr.core.frr_model import ORIGIN_MAP, FrrSettings, desired_frr
 from ovn_frr.core.model import Network
 from ovn_frr.frr.apply import CheckResult, FrrApplier, show
 from ovn_frr.frr.diff import Path, parse, paths
@@ -234,7 +234,7 @@ class FrrReconciler:
                 running = set()
         for vrf in vrfs:
             instance = f"router bgp {self.settings.asn}" + (f" vrf {vrf}" if vrf else "")
-            line = f"network {prefix} route-map ovnfrr-origin"
+            line = f"network {prefix} route-map {ORIGIN_MAP}"
             there = (instance, f"address-family {afi} unicast", line) in running
             peers = advertised_to(await bgp(vrf))
             networks.append({"vrf": vrf or "default", "in_running_config": there,
