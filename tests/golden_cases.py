@@ -32,6 +32,9 @@ def cases() -> dict[str, FrrModel]:
         + 'import_filters = [{ prefix = "2001:db8::/32", le = 64 }]\n'
         + 'export_filters = [{ prefix = "2001:db8:10::/48", le = 64, action = "deny" },'
         + ' { prefix = "::/0", le = 128 }]\n'
+        # the same characters as fd00:255::2 in another order: names of its own
+        + '[[bgp.neighbors]]\naddress = "fd00::255:2"\nremote_as = 65002\n'
+        + 'export_filters = [{ prefix = "2001:db8:20::/48", le = 64 }]\n'
     )
     vrf = config.parse(
         BASE

@@ -32,6 +32,7 @@ from ovn_frr.reconcilers.base import Cell, Reconciler, Runner, Signal, stop_all
 from ovn_frr.reconcilers.frr import FrrReconciler
 from ovn_frr.reconcilers.importer import ImportReconciler
 from ovn_frr.reconcilers.ovn import OvnWatch
+from ovn_frr.redact import Redactor
 from ovn_frr.report import AgentInfo, samples, status_doc, trace_doc
 from ovn_frr.status import Metrics, MetricsServer, StatusServer
 from ovn_frr.versions import Versions, detect
@@ -40,6 +41,11 @@ log = logging.getLogger(__name__)
 
 #: errors of the systems the pipelines talk to: logged without a traceback
 EXPECTED = (OvnError, VtyshError, OSError)
+
+
+def secrets(cfg: NodeConfig) -> Redactor:
+    """The node config's secrets, masked wherever they could be printed."""
+    return Redactor(nb.password for nb in cfg.bgp.neighbors)
 
 
 class StartError(Exception):
@@ -63,6 +69,8 @@ class Agent:
         self.chassis = chassis
         self.clock = clock
         self.versions = versions or detect()
+        #: what status and trace answer is masked like the logs (cli installs the log filter)
+        self.redactor = secrets(cfg)
         self.nb, self.sb = nb, sb
         imp = cfg.import_
         self.rib = Rib(
@@ -111,10 +119,12 @@ class Agent:
     async def _request(self, request: str) -> dict[str, Any]:
         verb, _, arg = request.partition(" ")
         if verb == "status":
-            return status_doc(self.info, self.runners, self.clock())
-        if verb == "trace" and arg:
-            return await trace_doc(arg, self.runners)
-        return {"error": f"unknown request {request!r} (status | trace PREFIX)"}
+            doc = status_doc(self.info, self.runners, self.clock())
+        elif verb == "trace" and arg:
+            doc = await trace_doc(arg, self.runners)
+        else:
+            doc = {"error": f"unknown request {request!r} (status | trace PREFIX)"}
+        return dict(self.redactor.doc(doc))
 
     async def run(self, stop: asyncio.Event) -> None:
         loop = asyncio.get_running_loop()

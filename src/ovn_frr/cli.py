@@ -20,8 +20,8 @@ from rich.console import Console, RenderableType
 from rich.live import Live
 from rich.table import Table
 
-from ovn_frr import __version__, config
-from ovn_frr.agent import Agent, StartError
+from ovn_frr import __version__, config, redact
+from ovn_frr.agent import Agent, StartError, secrets
 from ovn_frr.config.schema import AgentConfig
 from ovn_frr.frr.vtysh import Vtysh, VtyshError, has_no_fork, run_subprocess
 from ovn_frr.kernel.netns import listening_socket
@@ -73,6 +73,7 @@ def check_config(file: str) -> None:
 def run(config_file: str) -> None:
     """Run the agent on this chassis (until SIGTERM or Ctrl-C)."""
     cfg = _load_or_exit(config_file)
+    redact.install(secrets(cfg))  # before anything could log a password
     try:
         chassis = cfg.ovn.chassis or local_chassis()
     except OSError as exc:

@@ -6,6 +6,7 @@ disturbs the good one or the imports, and NB/SB given as cluster lists."""
 from __future__ import annotations
 
 import contextlib
+import json
 import threading
 import time
 from collections.abc import Iterator
@@ -26,7 +27,11 @@ SPEC = LabSpec(
 FRR_CHECK_S = 1.0  # agent.frr_check_ms's default
 #: what one check may take beyond frr_check_ms (a read, a plan, a vtysh -f): generous
 APPLY_S = 3.0
-BAD_NEIGHBOR = '[[bgp.neighbors]]\naddress = "fe80::1%eth0"\nremote_as = 65003\n'
+#: node1's own address (FRR refuses it, check-config cannot know), with a password
+SECRET = "hunter2-never-shown"
+BAD_NEIGHBOR = (
+    f'[[bgp.neighbors]]\naddress = "10.255.0.1"\nremote_as = 65003\npassword = "{SECRET}"\n'
+)
 
 
 class Env:
@@ -179,10 +184,10 @@ def test_a_rejected_neighbor_disturbs_neither_the_good_one_nor_the_imports(env: 
 
         def rejected() -> list[str] | None:
             problems = env.agent.status()["agent"]["problems"]
-            return [p for p in problems if "fe80::1%eth0" in p] or None
+            return [p for p in problems if "10.255.0.1" in p] or None
 
         (problem,) = wait_for(rejected, timeout=30, what="the rejected line reported")
-        assert problem.startswith("FRR rejected `router bgp 64512 > neighbor fe80::1%eth0")
+        assert problem.startswith("FRR rejected `router bgp 64512 > neighbor 10.255.0.1")
         lab.announcer("tor1").announce(["198.51.101.0/24"])  # imports go on
         wait_for(lambda: "198.51.101.0/24" in env.imported(), timeout=30, what="imported")
         # restarted again: FRR has the agent's lines, the bad one is still rejected; the
@@ -209,7 +214,11 @@ def test_a_rejected_neighbor_disturbs_neither_the_good_one_nor_the_imports(env: 
     status = env.agent.status()
     assert status["frr"]["rejected"][0]["attempts"] >= 1
     # the bad line is the only thing wrong: no drift, nothing else rejected or not kept
-    assert [p for p in status["agent"]["problems"] if "fe80::1%eth0" not in p] == []
+    assert [p for p in status["agent"]["problems"] if "10.255.0.1" not in p] == []
+    # the password went to FRR in rejected batches, and is nowhere in what the agent printed
+    assert SECRET in env.agent.config.read_text()
+    assert SECRET not in json.dumps(status) and SECRET not in env.agent.output()
+    assert "password ****" in json.dumps(status) + env.agent.output()
     assert status["frr"]["drift"] is None and status["frr"]["not_kept"] == []
     lab.announcer("tor1").withdraw(["198.51.100.0/24", "198.51.101.0/24"])
     wait_for(lambda: not env.imported(), timeout=30, what="withdrawn")

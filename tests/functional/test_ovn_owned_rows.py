@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pytest
+
 from ovn_frr.core.importer import diff_routes
 from ovn_frr.core.model import DesiredRoute
 from ovn_frr.lab import Lab, LabSpec, wait_for
-from ovn_frr.lab.nbwatch import StaticRouteCount
-from ovn_frr.ovn.bulk import BulkWriter
+from ovn_frr.lab.nbwatch import RouteMonitor, StaticRouteCount
+from ovn_frr.ovn.bulk import BulkWriter, RouterGone
 
 
 def test_each_chassis_sweeps_only_its_own_rows(make_lab: Callable[[LabSpec], Lab]) -> None:
@@ -31,21 +33,21 @@ def test_each_chassis_sweeps_only_its_own_rows(make_lab: Callable[[LabSpec], Lab
         wait_for(lambda: count.total() == 4, timeout=10, what="4 routes seen by the observer")
 
         # adoption: each sees exactly its own rows, by the UUIDs it created
-        assert set(a.owned()) == {r.uuid for r in created_a}
-        assert set(b.owned()) == {r.uuid for r in created_b}
-        assert not diff_routes(want_a, a.owned().values())  # nothing to change
+        assert set(a.owned()[0]) == {r.uuid for r in created_a}
+        assert set(b.owned()[0]) == {r.uuid for r in created_b}
+        assert not diff_routes(want_a, a.owned()[0].values())  # nothing to change
         db = lab.ovn.rundir / "nb.db"
         size = db.stat().st_size
         assert (a.count_owned(), b.count_owned()) == (1, 2)
         assert db.stat().st_size == size  # counting committed nothing
 
         # chassis A withdraws everything it has: B's rows and the operator's row stay
-        removed = diff_routes(frozenset(), a.owned().values()).delete
+        removed = diff_routes(frozenset(), a.owned()[0].values()).delete
         assert {r.uuid for r in removed} == {r.uuid for r in created_a}
         assert a.write((), removed, router) == (0, 1)
-        assert a.owned() == {}
+        assert a.owned()[0] == {}
         assert (a.count_owned(), b.count_owned()) == (0, 2)
-        assert set(b.owned()) == {r.uuid for r in created_b}
+        assert set(b.owned()[0]) == {r.uuid for r in created_b}
         wait_for(lambda: count.total() == 3, timeout=10, what="3 routes seen by the observer")
         rows = {tuple(line.split()[:2]) for line in nb("lr-route-list", "r1").splitlines()[2:]}
         assert rows == {
@@ -57,3 +59,43 @@ def test_each_chassis_sweeps_only_its_own_rows(make_lab: Callable[[LabSpec], Lab
         count.close()
         a.close()
         b.close()
+
+
+def test_a_next_hop_change_is_one_transaction(make_lab: Callable[[LabSpec], Lab]) -> None:
+    """NB (and so ovn-northd) never sees the prefix without a row while its next hop swaps;
+    a router deleted and created again under its name is not written through its old UUID."""
+    lab = make_lab(LabSpec())
+    assert lab.ovn is not None
+    nb = lab.ovn.nbctl
+    nb("lr-add", "r1")
+    router = {"r1": nb("--bare", "--columns=_uuid", "find", "Logical_Router", "name=r1")}
+    writer = BulkWriter(lab.ovn.nb, "chassis-a", chunk=4)  # small chunks: several per write
+    prefixes = [f"198.51.100.{4 * i}/30" for i in range(6)]
+    with RouteMonitor(lab.ovn.nb) as monitor:
+        try:
+            rows = writer.new_rows([DesiredRoute("r1", p, "10.0.0.1", "") for p in prefixes])
+            writer.write(rows, (), router)
+            for p in prefixes:
+                monitor.arm(p, 1)
+            for i in range(30):
+                new = writer.new_rows(
+                    [DesiredRoute("r1", p, f"10.0.0.{2 + i % 2}", "") for p in prefixes]
+                )
+                assert writer.write(new, rows, router) == (len(new), len(rows))
+                rows = new
+            wait_for(lambda: monitor.nexthops(prefixes[-1]) == {"10.0.0.3"}, timeout=10,
+                     what="the last swap seen")  # fmt: skip
+            assert all(monitor.min_after_armed[p] == 1 for p in prefixes), monitor.min_after_armed
+
+            nb("lr-del", "r1")
+            nb("lr-add", "r1")
+            more = writer.new_rows([DesiredRoute("r1", "203.0.113.0/24", "10.0.0.1", "")])
+            with pytest.raises(RouterGone) as info:
+                writer.write(more, (), router)
+            assert info.value.names == ("r1",)
+            assert writer.owned() == ({}, {})  # nothing landed anywhere
+            router = {"r1": nb("--bare", "--columns=_uuid", "find", "Logical_Router", "name=r1")}
+            assert writer.write(more, (), router) == (1, 0)
+            assert writer.owned()[1] == router
+        finally:
+            writer.close()

@@ -172,6 +172,80 @@ BAD_CONFIGS = [
         ["bgp.neighbors: expected an array, got {'address': 1}"],
     ),
     (
+        "scoped link-local neighbor",
+        BASE + '[[bgp.neighbors]]\naddress = "fe80::1%eth0"\nremote_as = 65001\n',
+        [
+            "bgp.neighbors[0].address: 'fe80::1%eth0': a scoped address is not supported; a "
+            "link-local neighbor needs FRR's interface form (BGP unnumbered), which ovn-frr "
+            "does not configure: use a global address"
+        ],
+    ),
+    (
+        "link-local neighbor",
+        BASE + '[[bgp.neighbors]]\naddress = "fe80::1"\nremote_as = 65001\n',
+        [
+            "bgp.neighbors[0].address: 'fe80::1': a link-local neighbor is not supported "
+            "(use a global address)"
+        ],
+    ),
+    (
+        "IPv4-mapped neighbor",
+        BASE + '[[bgp.neighbors]]\naddress = "::ffff:10.0.0.1"\nremote_as = 65001\n',
+        [
+            "bgp.neighbors[0].address: '::ffff:10.0.0.1' is an IPv4-mapped IPv6 address: "
+            "write the IPv4 address 10.0.0.1"
+        ],
+    ),
+    (
+        "multicast neighbor",
+        BASE + '[[bgp.neighbors]]\naddress = "224.0.0.5"\nremote_as = 65001\n',
+        ["bgp.neighbors[0].address: '224.0.0.5' is not a unicast address of a BGP neighbor"],
+    ),
+    (
+        "control characters",
+        BASE
+        + NEIGHBOR
+        + 'description = "tor1\\nrouter bgp 1"\npassword = "a\\tb"\n'
+        + 'update_source = "eth0\\n"\n',
+        [
+            "bgp.neighbors[0].description: must not contain control characters (found '\\n')",
+            "bgp.neighbors[0].password: must not contain control characters",
+            "bgp.neighbors[0].update_source: must not contain control characters (found '\\n')",
+        ],
+    ),
+    (
+        "spaces",
+        BASE + NEIGHBOR + 'password = " s3cret"\nupdate_source = "eth 0"\n',
+        [
+            "bgp.neighbors[0].password: must not start or end with a space",
+            "bgp.neighbors[0].update_source: 'eth 0' must be one word (no spaces)",
+        ],
+    ),
+    (
+        "cross-key problems beside type errors",
+        BASE
+        + "[import]\nprotocols = []\n[agent]\ndebounce_ms = -1\n"
+        + NEIGHBOR
+        + 'bfd_profile = "fast"\nkeepalive = 30\nhold = 10\n'
+        + '[[bgp.neighbors]]\naddress = "10.255.0.3"\nremote_as = "65001"\n',
+        [
+            "bgp.neighbors[1].remote_as: '65001' is not an AS number, 'internal' or 'external'",
+            "agent.debounce_ms: -1 is too small (minimum 0)",
+            "import.protocols: must name at least one protocol",
+            "bgp.neighbors[0].bfd_profile: no profile 'fast' in [bfd.profiles] (none defined)",
+            "bgp.neighbors[0].keepalive: 30 must be less than hold (10)",
+        ],
+    ),
+    (
+        "password and password_file",
+        BASE + NEIGHBOR + 'password = "a"\npassword_file = "/nonexistent/secret"\n',
+        [
+            "bgp.neighbors[0].password: password and password_file are exclusive",
+            "bgp.neighbors[0].password_file: cannot read '/nonexistent/secret': "
+            "No such file or directory",
+        ],
+    ),
+    (
         "toml syntax",
         "[bgp\nasn = 1\n",
         [
@@ -221,3 +295,17 @@ def test_run_validates_config_first(tmp_path: Path) -> None:
     res = CliRunner().invoke(main, ["run", "--config", str(f)])
     assert res.exit_code == 1
     assert "bgp.asn: required key is missing" in res.output
+
+
+def test_password_file_is_read_relative_to_the_config(tmp_path: Path) -> None:
+    (tmp_path / "secrets").mkdir()
+    (tmp_path / "secrets" / "tor1").write_text("s3cret\n")  # as `echo` or a Secret writes it
+    (tmp_path / "node.toml").write_text(BASE + NEIGHBOR + 'password_file = "secrets/tor1"\n')
+    cfg = config.load(tmp_path / "node.toml")
+    assert cfg.bgp.neighbors[0].password == "s3cret"
+    (tmp_path / "secrets" / "tor1").write_text("two\nlines\n")
+    with pytest.raises(config.ConfigError) as info:
+        config.load(tmp_path / "node.toml")
+    (problem,) = info.value.problems
+    assert problem.endswith("must not contain control characters")
+    assert "two" not in problem  # a secret is never echoed

@@ -19,7 +19,8 @@ from tests.unit.fakefrr import FakeFrr, load
 
 TOR1 = '[[bgp.neighbors]]\naddress = "10.255.0.2"\nremote_as = 65001\nbfd_profile = "fast"\n'
 TOR2 = '[[bgp.neighbors]]\naddress = "10.255.1.2"\nremote_as = 65002\n'
-BAD = '[[bgp.neighbors]]\naddress = "fe80::1%eth0"\nremote_as = 65003\n'
+#: the node's own address: FRR refuses it as a neighbor, check-config cannot know it
+BAD = '[[bgp.neighbors]]\naddress = "10.255.0.1"\nremote_as = 65003\n'
 BASE = '[bgp]\nasn = 64512\nrouter_id = "192.0.2.10"\n[bfd.profiles.fast]\n'
 OPERATOR = "ip prefix-list operator-list seq 5 permit 10.0.0.0/8\n"
 
@@ -86,17 +87,19 @@ def test_a_rejected_neighbor_never_takes_the_good_one_down() -> None:
     load(frr, desired(TOR1, TOR2))
     clock = Clock()
     applier = FrrApplier(frr, clock)
-    bad_unit = ("router bgp 64512", "neighbor fe80::1%eth0")
+    bad_unit = ("router bgp 64512", "neighbor 10.255.0.1")
 
     def reject(path: tuple[str, ...]) -> str | None:
-        return "Create the peer-group or interface first" if "fe80::1%eth0" in path[-1] else None
+        return (
+            "Can not configure the local system as neighbor" if "10.255.0.1" in path[-1] else None
+        )
 
     frr.reject = reject
     text = desired(TOR1, TOR2, BAD)
     result = applier.check(text)
-    assert result.again and result.rejected[0][0][-1] == "neighbor fe80::1%eth0 remote-as 65003"
+    assert result.again and result.rejected[0][0][-1] == "neighbor 10.255.0.1 remote-as 65003"
     assert list(applier.held) == [bad_unit]
-    assert applier.held[bad_unit].reason == "Create the peer-group or interface first"
+    assert applier.held[bad_unit].reason == "Can not configure the local system as neighbor"
     converge(applier, text)
     # the good neighbors were never touched: no batch removed any of their lines
     assert not any("no neighbor 10.255" in b for b in frr.batches)
@@ -114,7 +117,7 @@ def test_a_rejected_neighbor_never_takes_the_good_one_down() -> None:
     clock.now += 2.0
     converge(applier, text)
     assert applier.held == {}
-    assert ("router bgp 64512", "neighbor fe80::1%eth0 remote-as 65003") in lines(frr)
+    assert ("router bgp 64512", "neighbor 10.255.0.1 remote-as 65003") in lines(frr)
 
 
 def test_a_neighbor_with_a_rejected_line_is_rolled_back_whole() -> None:

@@ -20,6 +20,7 @@ from ovn_frr.fpm.netlink import NextHop, RouteMessage
 from ovn_frr.fpm.rib import Rib
 from ovn_frr.fpm.server import FpmCounters
 from ovn_frr.frr.diff import parse, paths
+from ovn_frr.ovn.bulk import RouterGone
 from ovn_frr.ovn.db import OvnError
 from ovn_frr.reconcilers.advertise import AdvertiseReconciler, Networks
 from ovn_frr.reconcilers.base import Cell, Runner, Sample, Signal, TracePart
@@ -127,6 +128,42 @@ def test_a_failing_or_stuck_pipeline_does_not_stop_another() -> None:
     assert asyncio.run(main()) >= 15
 
 
+class BrokenLoop(Flaky):
+    """A step whose answer breaks the runner's own loop (a bug: not a float)."""
+
+    name = "broken"
+
+    async def step(self) -> float | None:
+        self.steps += 1
+        return "soon" if self.steps <= 2 else None  # type: ignore[return-value]
+
+
+def test_a_runner_whose_loop_fails_says_so_and_starts_again(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    problems: list[str] = []
+
+    async def main() -> Runner:
+        stop = asyncio.Event()
+        runner = Runner(BrokenLoop(0), debounce=0.0, backoff=(0.2, 0.4))
+        task = asyncio.create_task(runner.run(stop))
+        deadline = asyncio.get_running_loop().time() + 5
+        while runner.failures < 2 or runner.runs < 3:
+            assert asyncio.get_running_loop().time() < deadline
+            assert not task.done()  # never ends while not stopped
+            problems.extend(runner.problems(asyncio.get_running_loop().time()))
+            await asyncio.sleep(0.01)
+        stop.set()
+        await asyncio.wait_for(task, 5)
+        return runner
+
+    runner = asyncio.run(main())
+    failed = [r for r in caplog.records if "reconciler_loop_failed" in r.getMessage()]
+    assert len(failed) == 2 and all(r.exc_info for r in failed)  # with the traceback
+    assert problems and problems[0].startswith("broken: ")  # unhealthy meanwhile
+    assert runner.healthy and runner.runs >= 3  # and it went on
+
+
 # --- import --------------------------------------------------------------------------------
 
 
@@ -139,17 +176,25 @@ class FakeNb:
         self.reads = 0
         self.down = False
         self._n = 0
+        #: router name -> the UUID of its row (unknown routers: any UUID is taken)
+        self.homes: dict[str, str] = {}
 
     def count_owned(self) -> int:
         if self.down:
             raise OvnError("OVN_Northbound transact: Connection refused")
         return len(self.rows)
 
-    def owned(self) -> dict[str, OwnedRoute]:
+    def owned(self) -> tuple[dict[str, OwnedRoute], dict[str, str]]:
         if self.down:
             raise OvnError("OVN_Northbound transact: Connection refused")
         self.reads += 1
-        return dict(self.rows)
+        return dict(self.rows), {r.router: self.homes[r.router] for r in self.rows.values()
+                                 if r.router in self.homes}  # fmt: skip
+
+    def replace_router(self, name: str, uuid: str) -> None:
+        """The router deleted and created again: its rows went with the old one."""
+        self.homes[name] = uuid
+        self.rows = {k: r for k, r in self.rows.items() if r.router != name}
 
     def new_rows(self, routes: Sequence[DesiredRoute]) -> list[OwnedRoute]:
         out = []
@@ -166,10 +211,21 @@ class FakeNb:
             for row in add[: len(add) // 2]:  # part of it landed
                 self.rows[row.uuid] = row
             raise OvnError("OVN_Northbound transact: Connection reset by peer")
+        gone = sorted(
+            {
+                r.router
+                for r in [*add, *delete]
+                if r.router in self.homes and routers[r.router] != self.homes[r.router]
+            }
+        )
         for row in delete:
-            self.rows.pop(row.uuid, None)
+            if row.router not in gone:
+                self.rows.pop(row.uuid, None)
         for row in add:
-            self.rows[row.uuid] = row
+            if row.router not in gone:
+                self.rows[row.uuid] = row
+        if gone:
+            raise RouterGone(gone)
         return len(add), len(delete)
 
     def close(self) -> None:
@@ -241,6 +297,43 @@ def test_a_failed_write_is_read_back_never_doubled() -> None:
     asyncio.run(main())
     assert nb.reads == 2
     assert prefixes(nb) == sorted(f"198.51.100.{i * 4}/30" for i in (0, 1, 2, 3))
+
+
+def test_a_router_created_again_under_its_name_gets_its_routes_in_the_same_pass() -> None:
+    nb = FakeNb()
+    nb.homes["GR_node1"] = "uuid-a"
+    clock = Clock()
+    rec, rib, state = importer(nb, clock)
+    state.publish(OvnState((replace(GR, uuid="uuid-a"),)))
+
+    async def main() -> None:
+        rib.connected(clock.now)
+        rib.apply([route("198.51.100.0/24"), route("203.0.113.0/24")], clock.now)
+        clock.now += 2.0
+        await rec.step()
+        await rec._write_landed()
+        assert prefixes(nb) == ["198.51.100.0/24", "203.0.113.0/24"]
+        # the CMS deletes the router and creates it again (same name, another row): its
+        # rows went with the old row; the OVN pipeline publishes the new one
+        nb.replace_router("GR_node1", "uuid-b")
+        state.publish(OvnState((replace(GR, uuid="uuid-b"),)))
+        await rec.step()  # one pass, not resync_s later
+        await rec._write_landed()
+        assert prefixes(nb) == ["198.51.100.0/24", "203.0.113.0/24"]
+        # the IDL lags behind NB: planned for the old row, the write finds it gone and the
+        # rows are read back and written again once the new row is known
+        nb.replace_router("GR_node1", "uuid-c")
+        rib.apply([route("192.0.2.0/24")], clock.now)
+        await rec.step()
+        await rec._write_landed()
+        assert prefixes(nb) == []
+        state.publish(OvnState((replace(GR, uuid="uuid-c"),)))
+        await rec.step()
+        await rec._write_landed()
+        await rec.close()
+
+    asyncio.run(main())
+    assert prefixes(nb) == ["192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24"]
 
 
 def test_import_with_nb_down_raises_for_the_runner_to_back_off() -> None:
@@ -421,3 +514,39 @@ def test_frr_announcements_go_without_a_read_checks_use_the_observers_reading() 
 
     asyncio.run(main())
     assert rec.status(0.0)["frr"]["last_apply"]["lines"] > 1
+
+
+class BrokenShow(FakeFrr):
+    """An FRR whose session reading fails unexpectedly (a timeout, an OSError) a few times."""
+
+    def __init__(self, fails: int) -> None:
+        super().__init__()
+        self.fails = fails
+
+    def show_json(self, command: str) -> object:
+        if self.fails > 0:
+            self.fails -= 1
+            raise TimeoutError("vtysh: no answer in 10 s")
+        return super().show_json(command)
+
+
+def test_the_frr_observer_survives_surprises_and_says_so(caplog: pytest.LogCaptureFixture) -> None:
+    frr = BrokenShow(fails=2)
+    networks: Cell[Networks] = Cell("networks", {"": ()})
+    rec = FrrReconciler(CFG, frr, networks, check_every=0.05)
+    problems: list[str] = []
+
+    async def main() -> None:
+        await rec.step()
+        for _ in range(500):
+            problems.extend(rec.problems(0.0))
+            if frr.fails == 0 and not rec.observer_error and rec.sessions is not None:
+                break
+            await asyncio.sleep(0.01)
+        await rec.close()
+
+    asyncio.run(main())
+    assert "frr: reading FRR failed: vtysh: no answer in 10 s (retrying)" in problems
+    assert rec.observer_failures == 2 and rec.problems(0.0) == []
+    logged = [r for r in caplog.records if "frr_observer_failed" in r.getMessage()]
+    assert len(logged) == 2 and all(r.exc_info for r in logged)

@@ -138,3 +138,57 @@ def test_replay_hold_keeps_stale_routes_until_frr_relearned_them() -> None:
     snap = rib.snapshot()
     assert not snap.replaying
     assert gws(snap, "10.1.0.0/16") == {"10.255.1.2"}
+
+
+def test_replay_keeps_ecmp_legs_until_the_sweep() -> None:
+    """FRR restart: bgpd re-learns an ECMP route one session at a time; the legs it has not
+    re-learned yet stay until the sweep, then only what zebra has is left."""
+    rib = Rib(replay_quiet=1.0, replay_hold=15.0)
+    rib.apply([NexthopMessage(True, 13, GW1, 2), NexthopMessage(True, 22, GW2, 3),
+               NexthopMessage(True, 21, group=((13, 1), (22, 1))),
+               add("10.1.0.0/16", nh_id=21), add("10.2.0.0/16", str(GW1), str(GW2))],
+              now=0.0)  # fmt: skip
+    both = {"10.255.0.2", "10.255.1.2"}
+    rib.snapshot()
+    rib.connected(now=100.0)
+    # the restarted zebra: new ids; one session up so far
+    rib.apply([NexthopMessage(True, 7, GW1, 2), add("10.1.0.0/16", nh_id=7),
+               add("10.2.0.0/16", str(GW1))], now=101.0)  # fmt: skip
+    snap = rib.snapshot()
+    assert gws(snap, "10.1.0.0/16") == both and gws(snap, "10.2.0.0/16") == both
+    assert not snap.changed  # nothing the importer must look at
+    # the second session is back for 10.1 only
+    rib.apply([NexthopMessage(True, 8, GW2, 3), NexthopMessage(True, 9, group=((7, 1), (8, 1))),
+               add("10.1.0.0/16", nh_id=9)], now=105.0)  # fmt: skip
+    rib.tick(now=115.0)  # the sweep
+    snap = rib.snapshot()
+    assert gws(snap, "10.1.0.0/16") == both
+    assert gws(snap, "10.2.0.0/16") == {"10.255.0.2"}  # never re-learned: gone now
+    assert snap.changed is not None and set(snap.changed[254]) == {"10.2.0.0/16"}
+
+
+def test_next_hop_churn_leaves_no_references_behind() -> None:
+    """1000 next-hop changes over 10 routes (new ids each time, as zebra allocates them):
+    the RIB's indexes stay the size of what is in use."""
+    rib = Rib()
+    prefixes = [f"10.{i}.0.0/16" for i in range(10)]
+    next_id = 1
+    for rnd in range(100):
+        msgs: list[NexthopMessage | RouteMessage] = []
+        for prefix in prefixes:
+            a, b, g = next_id, next_id + 1, next_id + 2
+            next_id += 3
+            gw = ipaddress.ip_address(f"10.255.{rnd % 7}.2")
+            msgs += [
+                NexthopMessage(True, a, GW1, 2),
+                NexthopMessage(True, b, gw, 3),
+                NexthopMessage(True, g, group=((a, 1), (b, 1))),
+                add(prefix, nh_id=g),
+            ]
+        rib.apply(msgs, now=float(rnd))
+        # zebra frees the ids no route uses any more
+        rib.apply([NexthopMessage(False, i) for i in range(next_id - 60, next_id - 30)
+                   if i > 0], now=float(rnd))  # fmt: skip
+    assert len(rib) == 10
+    assert len(rib._nh_users) <= 10  # one group id per route
+    assert len(rib._group_users) <= 20 and len(rib._nexthops) <= 60

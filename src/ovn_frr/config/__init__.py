@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
-from ovn_frr.config.checks import check
+from ovn_frr.config.checks import check, check_parts
 from ovn_frr.config.schema import (
     AgentConfig,
     BfdConfig,
@@ -27,6 +27,7 @@ from ovn_frr.config.schema import (
     OvnConfig,
     PrefixFilter,
 )
+from ovn_frr.config.types import parse_secret
 
 __all__ = [
     "AgentConfig",
@@ -61,10 +62,12 @@ def load(path: str | Path) -> NodeConfig:
         raise ConfigError([f"{p}: cannot read: {exc.strerror}"]) from None
     except UnicodeDecodeError:
         raise ConfigError([f"{p}: not UTF-8 text"]) from None
-    return parse(text, source=str(p))
+    return parse(text, source=str(p), base=p.parent)
 
 
-def parse(text: str, source: str = "<config>") -> NodeConfig:
+def parse(text: str, source: str = "<config>", base: Path | None = None) -> NodeConfig:
+    """``base``: the directory relative ``password_file`` paths start from (default: the
+    current directory)."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -72,11 +75,45 @@ def parse(text: str, source: str = "<config>") -> NodeConfig:
     try:
         cfg = NodeConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError([_describe(err) for err in exc.errors()]) from None
-    problems = check(cfg)
+        # every problem in one run: the cross-key rules too, on the parts that did validate
+        problems = [_describe(err) for err in exc.errors()]
+        problems += [f"{path}: {reason}" for path, reason in check_parts(data)]
+        raise ConfigError(list(dict.fromkeys(problems))) from None
+    problems = [f"{path}: {reason}" for path, reason in check(cfg)]
+    cfg, secret_problems = _read_passwords(cfg, base or Path("."))
+    problems += secret_problems
     if problems:
-        raise ConfigError([f"{path}: {reason}" for path, reason in problems])
+        raise ConfigError(problems)
     return cfg
+
+
+def _read_passwords(cfg: NodeConfig, base: Path) -> tuple[NodeConfig, list[str]]:
+    """Each ``password_file`` read into its neighbor's ``password`` (one trailing newline, as
+    ``echo`` writes, is not part of it)."""
+    problems = []
+    neighbors = list(cfg.bgp.neighbors)
+    for i, nb in enumerate(neighbors):
+        if nb.password_file is None:
+            continue
+        key = f"bgp.neighbors[{i}].password_file"
+        path = base / nb.password_file
+        try:
+            secret = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            problems.append(f"{key}: cannot read {str(path)!r}: {exc.strerror}")
+            continue
+        except UnicodeDecodeError:
+            problems.append(f"{key}: {str(path)!r} is not UTF-8 text")
+            continue
+        secret = secret.removesuffix("\n").removesuffix("\r")
+        try:
+            parse_secret(secret)
+        except ValueError as exc:
+            problems.append(f"{key}: the password in {str(path)!r} {exc}")
+            continue
+        neighbors[i] = nb.model_copy(update={"password": secret})
+    bgp = cfg.bgp.model_copy(update={"neighbors": tuple(neighbors)})
+    return cfg.model_copy(update={"bgp": bgp}), problems
 
 
 def _path(loc: tuple[int | str, ...]) -> str:

@@ -1,44 +1,101 @@
 """Rules that relate several keys of a parsed node config.
 
 Each returns ``(key path, reason)`` problems; an empty list means the config is consistent.
+:func:`check_parts` applies them to the parts of a config that failed validation as a whole,
+so that one run reports every problem: a type error in one neighbor does not hide a missing
+BFD profile in another.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, TypeVar
 
-from ovn_frr.config.schema import Neighbor, NodeConfig, PrefixFilter
+from pydantic import ValidationError
+
+from ovn_frr.config.schema import ImportConfig, Neighbor, NodeConfig, OvnConfig, PrefixFilter
+from ovn_frr.config.types import parse_asn
 
 Problem = tuple[str, str]
+M = TypeVar("M", OvnConfig, ImportConfig, Neighbor)
 
 
 def check(cfg: NodeConfig) -> list[Problem]:
     problems: list[Problem] = []
-    problems += _check_ovn(cfg)
-    if not cfg.import_.protocols:
-        problems.append(("import.protocols", "must name at least one protocol"))
-    seen: dict[tuple[str | None, str], int] = {}
-    for i, nb in enumerate(cfg.bgp.neighbors):
-        path = f"bgp.neighbors[{i}]"
-        key = (nb.vrf, str(nb.address))
-        if key in seen:
-            problems.append((f"{path}.address", f"{nb.address} is already neighbor {seen[key]}"))
-        seen.setdefault(key, i)
-        problems += _check_neighbor(path, nb, cfg)
+    problems += _check_ovn(cfg.ovn)
+    problems += _check_import(cfg.import_)
+    neighbors = list(enumerate(cfg.bgp.neighbors))
+    problems += _check_neighbors(neighbors, cfg.bgp.asn, set(cfg.bfd.profiles))
     return problems
 
 
-def _check_ovn(cfg: NodeConfig) -> Iterator[Problem]:
-    uses_ssl = any(r.strip().startswith("ssl:") for r in f"{cfg.ovn.nb},{cfg.ovn.sb}".split(","))
+def check_parts(data: Mapping[str, Any]) -> list[Problem]:
+    """The cross-key rules on whatever parts of raw (TOML) ``data`` validate on their own."""
+    problems: list[Problem] = []
+    ovn = _valid(OvnConfig, data.get("ovn", {}))
+    if ovn is not None:
+        problems += _check_ovn(ovn)
+    imp = _valid(ImportConfig, data.get("import", {}))
+    if imp is not None:
+        problems += _check_import(imp)
+    bgp = data.get("bgp")
+    if not isinstance(bgp, Mapping):
+        return problems
+    try:
+        asn: int | None = parse_asn(bgp.get("asn"))
+    except ValueError:
+        asn = None
+    bfd = data.get("bfd", {})
+    profiles = bfd.get("profiles", {}) if isinstance(bfd, Mapping) else {}
+    names = set(profiles) if isinstance(profiles, Mapping) else None
+    raw = bgp.get("neighbors", [])
+    neighbors = []
+    for i, item in enumerate(raw if isinstance(raw, list) else []):
+        nb = _valid(Neighbor, item)
+        if nb is not None:
+            neighbors.append((i, nb))
+    problems += _check_neighbors(neighbors, asn, names)
+    return problems
+
+
+def _valid(model: type[M], data: Any) -> M | None:
+    try:
+        return model.model_validate(data)
+    except ValidationError:
+        return None
+
+
+def _check_ovn(ovn: OvnConfig) -> Iterator[Problem]:
+    uses_ssl = any(r.strip().startswith("ssl:") for r in f"{ovn.nb},{ovn.sb}".split(","))
     if uses_ssl:
         for key in ("ssl_key", "ssl_cert", "ssl_ca"):
-            if getattr(cfg.ovn, key) is None:
+            if getattr(ovn, key) is None:
                 yield f"ovn.{key}", "required when nb or sb uses ssl:"
 
 
-def _check_neighbor(path: str, nb: Neighbor, cfg: NodeConfig) -> Iterator[Problem]:
-    if nb.bfd_profile is not None and nb.bfd_profile not in cfg.bfd.profiles:
-        known = ", ".join(sorted(cfg.bfd.profiles)) or "none defined"
+def _check_import(imp: ImportConfig) -> Iterator[Problem]:
+    if not imp.protocols:
+        yield "import.protocols", "must name at least one protocol"
+
+
+def _check_neighbors(
+    neighbors: Sequence[tuple[int, Neighbor]], asn: int | None, profiles: set[str] | None
+) -> Iterator[Problem]:
+    seen: dict[tuple[str | None, str], int] = {}
+    for i, nb in neighbors:
+        path = f"bgp.neighbors[{i}]"
+        key = (nb.vrf, str(nb.address))
+        if key in seen:
+            yield f"{path}.address", f"{nb.address} is already neighbor {seen[key]}"
+        seen.setdefault(key, i)
+        yield from _check_neighbor(path, nb, asn, profiles)
+
+
+def _check_neighbor(
+    path: str, nb: Neighbor, asn: int | None, profiles: set[str] | None
+) -> Iterator[Problem]:
+    if nb.bfd_profile is not None and profiles is not None and nb.bfd_profile not in profiles:
+        known = ", ".join(sorted(profiles)) or "none defined"
         yield f"{path}.bfd_profile", f"no profile {nb.bfd_profile!r} in [bfd.profiles] ({known})"
     if nb.keepalive is not None or nb.hold is not None:
         if nb.keepalive is None or nb.hold is None:
@@ -52,8 +109,10 @@ def _check_neighbor(path: str, nb: Neighbor, cfg: NodeConfig) -> Iterator[Proble
             yield f"{path}.address_families", "must name at least one address family"
         if len(set(nb.address_families)) != len(nb.address_families):
             yield f"{path}.address_families", "lists an address family twice"
-    if nb.remote_as == cfg.bgp.asn and nb.ebgp_multihop is not None:
+    if asn is not None and nb.remote_as == asn and nb.ebgp_multihop is not None:
         yield f"{path}.ebgp_multihop", "only applies to eBGP neighbors"
+    if nb.password is not None and nb.password_file is not None:
+        yield f"{path}.password", "password and password_file are exclusive"
     for kind in ("import_filters", "export_filters"):
         filters: tuple[PrefixFilter, ...] = getattr(nb, kind)
         for j, flt in enumerate(filters):

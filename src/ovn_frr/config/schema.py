@@ -11,7 +11,18 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ovn_frr.config.types import ASN, IP, Endpoint, IPv4, OvsdbRemote, Prefix, RemoteAS
+from ovn_frr.config.types import (
+    ASN,
+    Endpoint,
+    IPv4,
+    NeighborIP,
+    OvsdbRemote,
+    Prefix,
+    RemoteAS,
+    Secret,
+    Text,
+    Word,
+)
 
 
 class _Model(BaseModel):
@@ -49,15 +60,18 @@ LAX = Field(strict=False)
 
 
 class Neighbor(_Model):
-    address: IP
+    address: NeighborIP
     remote_as: RemoteAS
-    description: str | None = None
-    password: Annotated[str, Field(min_length=1, max_length=80)] | None = None
+    description: Text | None = None
+    #: TCP MD5 secret; never logged or shown. ``password_file`` (a Kubernetes Secret mounted as
+    #: a file, say; relative to the config file) is read when the config is loaded, at start.
+    password: Secret | None = None
+    password_file: Word | None = None
     keepalive: Annotated[int, Field(ge=0, le=65535)] | None = None
     hold: Annotated[int, Field(ge=0, le=65535)] | None = None
     connect_retry: Annotated[int, Field(ge=1, le=65535)] | None = None
     ebgp_multihop: Annotated[int, Field(ge=1, le=255)] | None = None
-    update_source: Annotated[str, Field(min_length=1)] | None = None
+    update_source: Word | None = None
     bfd_profile: Annotated[str, Field(min_length=1)] | None = None
     #: None: ipv4-unicast for an IPv4 neighbor, ipv6-unicast for an IPv6 one.
     address_families: Annotated[tuple[AddressFamily, ...], LAX] | None = None
@@ -66,7 +80,7 @@ class Neighbor(_Model):
     #: Empty: send what the OVN intent produced, nothing else.
     export_filters: Annotated[tuple[PrefixFilter, ...], LAX] = ()
     max_prefix: Annotated[int, Field(ge=1, le=4_294_967_295)] | None = None
-    vrf: Annotated[str, Field(min_length=1, max_length=15)] | None = None
+    vrf: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,15}$")] | None = None
 
 
 class BgpConfig(_Model):

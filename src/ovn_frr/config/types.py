@@ -7,6 +7,7 @@ with an operator-readable reason (the caller prefixes the key path).
 from __future__ import annotations
 
 import ipaddress
+import re
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
@@ -36,6 +37,62 @@ def parse_ip(value: Any) -> IPAddress:
         return ipaddress.ip_address(text)
     except ValueError:
         raise _fail(f"{text!r} is not an IP address") from None
+
+
+def parse_neighbor_ip(value: Any) -> IPAddress:
+    """A BGP neighbor's address: a unicast address FRR accepts as ``neighbor ADDRESS``."""
+    addr = parse_ip(value)
+    text = str(value)
+    if addr.version == 6:
+        if addr.scope_id is not None:
+            raise _fail(
+                f"{text!r}: a scoped address is not supported; a link-local neighbor needs "
+                "FRR's interface form (BGP unnumbered), which ovn-frr does not configure: "
+                "use a global address"
+            )
+        if addr.is_link_local:
+            raise _fail(f"{text!r}: a link-local neighbor is not supported (use a global address)")
+        if addr.ipv4_mapped is not None:
+            raise _fail(
+                f"{text!r} is an IPv4-mapped IPv6 address: write the IPv4 address "
+                f"{addr.ipv4_mapped}"
+            )
+    if addr.is_multicast or addr.is_unspecified or addr.is_loopback:
+        raise _fail(f"{text!r} is not a unicast address of a BGP neighbor")
+    return addr
+
+
+CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def parse_text(value: Any) -> str:
+    """Free text that goes into one FRR config line: no newline or other control character."""
+    text = _need_str(value, "a string")
+    bad = CONTROL.search(text)
+    if bad:
+        raise _fail(f"must not contain control characters (found {bad.group()!r})")
+    return text
+
+
+def parse_word(value: Any) -> str:
+    """One token of an FRR config line (an interface name, an address): no space either."""
+    text = parse_text(value)
+    if not text or any(c.isspace() for c in text):
+        raise _fail(f"{text!r} must be one word (no spaces)")
+    return text
+
+
+def parse_secret(value: Any) -> str:
+    """A password: 1..80 characters, no control character, no space at either end (FRR would
+    keep a different password than the peer's)."""
+    text = _need_str(value, "a string")
+    if CONTROL.search(text):
+        raise _fail("must not contain control characters")  # the value is never echoed
+    if not 1 <= len(text) <= 80:
+        raise _fail("must be 1..80 characters")
+    if text != text.strip():
+        raise _fail("must not start or end with a space")
+    return text
 
 
 def parse_ipv4(value: Any) -> ipaddress.IPv4Address:
@@ -132,6 +189,10 @@ Prefix = Annotated[IPNetwork, PlainValidator(parse_network), PlainSerializer(_as
 RemoteAS = Annotated[
     int | Literal["internal", "external"], PlainValidator(parse_remote_as), PlainSerializer(_as_str)
 ]
+NeighborIP = Annotated[IPAddress, PlainValidator(parse_neighbor_ip), PlainSerializer(_as_str)]
+Text = Annotated[str, PlainValidator(parse_text)]
+Word = Annotated[str, PlainValidator(parse_word)]
+Secret = Annotated[str, PlainValidator(parse_secret)]
 ASN = Annotated[int, PlainValidator(parse_asn)]
 Endpoint = Annotated[HostPort, PlainValidator(parse_hostport), PlainSerializer(_as_str)]
 OvsdbRemote = Annotated[str, PlainValidator(parse_ovsdb_remote)]

@@ -160,7 +160,9 @@ class FrrModel:
 
 
 def _token(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_")
+    """``text`` as a name part, one character for one: distinct addresses (``fd00::255:2``,
+    ``fd00:255::2``) and VRF names keep distinct names."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", text)
 
 
 def _afi(net: Network) -> str:
@@ -187,7 +189,7 @@ def _neighbor_policy(nb: Neighbor, vtok: str) -> tuple[list[PrefixList], RouteMa
     """Import: the neighbor's import filters per family, or everything. Export: routes ovn-frr
     originated (the origin community, stripped on the way out), narrowed per family by the
     neighbor's export filters."""
-    tok = f"{vtok}{_token(str(nb.address))}"
+    tok = f"{vtok}{_token(str(nb.address)).replace('.', '_')}"
     lists: list[PrefixList] = []
     rm_in: list[RouteMapEntry] = []
     rm_out: list[RouteMapEntry] = []

@@ -340,7 +340,12 @@ class OwnedRows:
     kept from its own writes, so that a pass diffs the whole desired state against it with set
     operations (100k routes: a few ms) instead of a loop over every row. Mutable, not shared."""
 
-    def __init__(self, rows: Iterable[OwnedRoute] = ()) -> None:
+    def __init__(
+        self, rows: Iterable[OwnedRoute] = (), homes: Mapping[str, str] | None = None
+    ) -> None:
+        #: router name -> the UUID of the router row these rows are in (a router deleted
+        #: and created again under its name is another row: the rows went with the old one)
+        self.homes: dict[str, str] = dict(homes or {})
         self._by_uuid: dict[str, OwnedRoute] = {}
         self._by_route: dict[DesiredRoute, OwnedRoute] = {}
         #: rows that route the same as another one (left by an interrupted write, say): extra

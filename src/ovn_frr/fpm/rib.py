@@ -13,7 +13,9 @@ Three behaviours of zebra shape this reducer:
   lose the mark, and once the stream has been quiet for ``replay_quiet`` seconds, and at least
   ``replay_hold`` seconds have passed since the connection, the still-stale ones are swept. The
   hold covers an FRR restart: zebra replays at once, but bgpd re-learns its routes only after
-  its sessions come back, seconds later (like fpmsyncd's reconcile timer).
+  its sessions come back, seconds later (like fpmsyncd's reconcile timer). Likewise a route
+  replayed with fewer next hops than it had keeps the missing ones until the sweep: bgpd
+  re-learns an ECMP route one session at a time, and a leg must not leave OVN meanwhile.
 """
 
 from __future__ import annotations
@@ -64,6 +66,11 @@ class Rib:
         #: next-hop id -> its resolved hop set, while no next-hop message changes anything
         self._resolved: dict[int, frozenset[Hop]] = {}
         self._stale: set[Key] | None = None
+        #: during a replay: each route as it was before the (re)connect, and the real next
+        #: hops of the routes replayed with fewer (published with the old ones added until
+        #: the sweep: an FRR restart re-learns ECMP legs one session at a time)
+        self._before: dict[Key, RibRoute] = {}
+        self._widened: dict[Key, frozenset[Hop]] = {}
         self._last_message = 0.0
         self.version = 0
         #: A replay has completed since start: the snapshot is the whole RIB (deletes are safe).
@@ -74,6 +81,8 @@ class Rib:
     def connected(self, now: float) -> None:
         """A new FPM connection: zebra is about to replay everything."""
         self._stale = set(self._routes)
+        if not self._before:  # (a reconnect during a replay keeps the first one's routes)
+            self._before = {k: e.route for k, e in self._routes.items() if e.route is not None}
         self._connected_at = now
         # next-hop ids belong to one zebra run; routes keep their last resolution meanwhile
         self._nexthops.clear()
@@ -100,6 +109,8 @@ class Rib:
         if self._stale is not None:
             self._stale.discard(key)
         old = self._routes.get(key)
+        if old is not None and old.nh_id is not None and old.nh_id != m.nh_id:
+            self._unuse(old.nh_id, key)
         entry = _Entry(m.nh_id, m.protocol, m.kind, old.route if old else None)
         self._routes[key] = entry
         if m.nh_id is not None:
@@ -111,8 +122,15 @@ class Rib:
 
     def _nexthop(self, m: NexthopMessage) -> None:
         self._resolved.clear()
+        old = self._nexthops.pop(m.id, None)
+        if old is not None:  # a group no longer uses the members it had
+            for member, _w in old.group:
+                users = self._group_users.get(member)
+                if users is not None:
+                    users.discard(m.id)
+                    if not users:
+                        del self._group_users[member]
         if not m.add:
-            self._nexthops.pop(m.id, None)
             return
         self._nexthops[m.id] = m
         for member, _w in m.group:
@@ -157,12 +175,29 @@ class Rib:
         if len(self._hopsets) > 100_000:
             self._hopsets.clear()  # only sharing is lost
         hops = self._hopsets.setdefault(hops, hops)
+        if self._stale is not None:
+            before = self._before.get(key)
+            if (before is not None and before.protocol == entry.protocol
+                    and before.kind == entry.kind and not before.hops <= hops):  # fmt: skip
+                self._widened[key] = hops
+                hops = self._hopsets.setdefault(hops | before.hops, hops | before.hops)
+            else:
+                self._widened.pop(key, None)
         route = RibRoute(key[0], key[1], entry.protocol, entry.kind, hops)
         if route != entry.route:
             entry.route = route
             self._tables[key[0]][key[1]] = route
             self._changed[key[0]].add(key[1])
             self.version += 1
+
+    def _unuse(self, nh_id: int, key: Key) -> None:
+        """``key`` no longer references ``nh_id`` (nothing is kept for an id no route uses:
+        memory under next-hop churn stays flat)."""
+        users = self._nh_users.get(nh_id)
+        if users is not None:
+            users.discard(key)
+            if not users:
+                del self._nh_users[nh_id]
 
     # --- time --------------------------------------------------------------------------------
 
@@ -180,6 +215,11 @@ class Rib:
                 self._drop(key)
             self._stale = None
             self.synced = True
+            widened, self._widened, self._before = self._widened, {}, {}
+            for key, hops in widened.items():  # the next hops zebra has now, and only those
+                entry = self._routes.get(key)
+                if entry is not None:
+                    self._set(key, entry, hops)
         deadlines = [t + self.coalesce for t in self._pending_del.values()]
         if self._stale is not None:
             deadlines.append(self._sweep_at())
@@ -189,11 +229,12 @@ class Rib:
         return max(self._last_message + self.replay_quiet, self._connected_at + self.replay_hold)
 
     def _drop(self, key: Key) -> None:
+        self._widened.pop(key, None)
         entry = self._routes.pop(key, None)
         if entry is None:
             return
         if entry.nh_id is not None:
-            self._nh_users[entry.nh_id].discard(key)
+            self._unuse(entry.nh_id, key)
         if entry.route is not None:
             del self._tables[key[0]][key[1]]
             self._changed[key[0]].add(key[1])

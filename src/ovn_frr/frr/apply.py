@@ -27,7 +27,6 @@ back-off (5 s doubling to 60 s), until a check finds FRR matching or the drift c
 from __future__ import annotations
 
 import logging
-import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -36,6 +35,7 @@ from typing import Protocol
 from ovn_frr.frr.diff import Batch, Node, Path, render_tree
 from ovn_frr.frr.plan import Plan, Unit, plan, plan_from, unit_lines, unit_of
 from ovn_frr.frr.vtysh import LineError, VtyshError
+from ovn_frr.redact import Redactor
 
 log = logging.getLogger(__name__)
 
@@ -64,12 +64,9 @@ class FrrConfig(Protocol):
     def apply_batch(self, config: str) -> tuple[LineError, ...]: ...
 
 
-SECRET = re.compile(r"(\bpassword) \S.*")
-
-
 def show(path: Path) -> str:
     """A config path as one readable line, for logs and status (a password masked)."""
-    return SECRET.sub(r"\1 ****", " > ".join(path))
+    return Redactor().text(" > ".join(path))
 
 
 @dataclass(frozen=True, slots=True)

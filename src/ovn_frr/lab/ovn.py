@@ -106,7 +106,7 @@ class OvnCentral:
         writing meanwhile)."""
         writer = bulk.BulkWriter(self.nb, chassis)
         try:
-            rows = writer.owned().values()
+            rows = writer.owned()[0].values()
         except OvnError as exc:
             raise LabError(f"{self.nb}: {exc}") from None
         finally:

@@ -21,10 +21,11 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from ovn_frr.core.model import DesiredRoute, OwnedRoute
+from ovn_frr.ovn.errors import OvnError
 from ovn_frr.ovn.jsonrpc import Client, atoms
 
 log = logging.getLogger(__name__)
@@ -62,32 +63,36 @@ class BulkWriter:
         ])  # fmt: skip
         return int(result["count"])
 
-    def owned(self) -> dict[str, OwnedRoute]:
-        """Every route row carrying this chassis' marker, by UUID, with its router."""
+    def owned(self) -> tuple[dict[str, OwnedRoute], dict[str, str]]:
+        """Every route row carrying this chassis' marker, by UUID, with its router; and the
+        UUID of each router (by name) that holds such rows."""
         rows, routers = self._call([
             {"op": "select", "table": LRSR,
              "where": [["external_ids", "includes", ["map", [[MARK, self.chassis]]]]],
              "columns": ["_uuid", "ip_prefix", "nexthop", "output_port"]},
             {"op": "select", "table": "Logical_Router", "where": [],
-             "columns": ["name", "static_routes"]},
+             "columns": ["_uuid", "name", "static_routes"]},
         ])  # fmt: skip
-        router_of: dict[str, str] = {}
+        router_of: dict[str, tuple[str, str]] = {}
         for lr in routers["rows"]:
             for ref in atoms(lr["static_routes"]):
-                router_of[ref[1]] = lr["name"]
+                router_of[ref[1]] = (lr["name"], lr["_uuid"][1])
         out = {}
+        homes = {}
         for row in rows["rows"]:
             uuid = row["_uuid"][1]
             if uuid in router_of:
+                name, home = router_of[uuid]
+                homes[name] = home
                 port = atoms(row["output_port"])
                 out[uuid] = OwnedRoute.of(
                     uuid,
-                    sys.intern(router_of[uuid]),
+                    sys.intern(name),
                     row["ip_prefix"],
                     sys.intern(row["nexthop"]),
                     sys.intern(port[0]) if port else None,
                 )
-        return out
+        return out, homes
 
     @staticmethod
     def new_rows(routes: Sequence[DesiredRoute]) -> list[OwnedRoute]:
@@ -104,23 +109,66 @@ class BulkWriter:
     ) -> tuple[int, int]:
         """Unlink ``delete`` and insert ``add`` (from :meth:`new_rows`); ``routers`` maps
         router name -> row UUID, rows of routers not in it are skipped (the router is gone,
-        and its routes with it). Returns the numbers of rows inserted and unlinked."""
+        and its routes with it). Returns the numbers of rows inserted and unlinked.
+
+        Each router's change is one transaction (beyond ``chunk`` rows, several, each with
+        whole prefixes): a prefix whose next hop changes is never seen without a row. A
+        router row that is no longer there (deleted, or deleted and created again under the
+        same name: another UUID) raises :class:`RouterGone` once the other routers' changes
+        are written; rows inserted for it went nowhere (unreferenced rows are collected)."""
         removed = inserted = 0
-        for name, rows in _by_router(delete).items():
+        gone = []
+        dels = _by_router(delete)
+        adds = _by_router(add)
+        for name in sorted(dels.keys() | adds.keys()):
             if name not in routers:
                 continue
-            for i in range(0, len(rows), self.chunk):
-                gone = [r.uuid for r in rows[i : i + self.chunk]]
-                self._call([_unlink(routers[name], gone)])
-                removed += len(gone)
-        for name, rows in _by_router(add).items():
-            if name not in routers:
-                continue
-            for i in range(0, len(rows), self.chunk):
-                new = rows[i : i + self.chunk]
-                self._call(_insert(routers[name], new, self.chassis))
+            for old, new in _chunks(dels.get(name, []), adds.get(name, []), self.chunk):
+                ops = ([_unlink(routers[name], [r.uuid for r in old])] if old else []) + (
+                    _insert(routers[name], new, self.chassis) if new else []
+                )
+                results = self._call(ops)
+                if any(r.get("count") == 0 for r in results if "count" in r):
+                    gone.append(name)
+                    break
+                removed += len(old)
                 inserted += len(new)
+        if gone:
+            raise RouterGone(gone)
         return inserted, removed
+
+
+class RouterGone(OvnError):
+    """Routers whose row (by UUID) is not in NB any more: written nothing."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        super().__init__(f"router(s) {', '.join(names)} no longer in NB (deleted or re-created)")
+        self.names = tuple(names)
+
+
+def _chunks(
+    old: Sequence[OwnedRoute], new: Sequence[OwnedRoute], size: int
+) -> Iterator[tuple[list[OwnedRoute], list[OwnedRoute]]]:
+    """``old`` and ``new`` rows in chunks of about ``size`` rows; the rows of one prefix are
+    in the same chunk."""
+    if len(old) + len(new) <= size:
+        yield list(old), list(new)
+        return
+    by_prefix: dict[str, tuple[list[OwnedRoute], list[OwnedRoute]]] = {}
+    for row in old:
+        by_prefix.setdefault(row.prefix, ([], []))[0].append(row)
+    for row in new:
+        by_prefix.setdefault(row.prefix, ([], []))[1].append(row)
+    out_old: list[OwnedRoute] = []
+    out_new: list[OwnedRoute] = []
+    for o, n in by_prefix.values():
+        out_old += o
+        out_new += n
+        if len(out_old) + len(out_new) >= size:
+            yield out_old, out_new
+            out_old, out_new = [], []
+    if out_old or out_new:
+        yield out_old, out_new
 
 
 def _uuid4() -> str:

@@ -153,22 +153,46 @@ class Runner:
         self._delay = backoff[0]
 
     async def run(self, stop: asyncio.Event) -> None:
-        last = -1e9
+        """Step until ``stop``. A failure of the loop itself (not of a step: those are
+        handled per step) is logged with its traceback, makes this pipeline unhealthy, and
+        the loop starts again after the back-off: no pipeline ends without a word."""
         self.wake.set()  # the first step at once
         stopper = asyncio.ensure_future(stop.wait())
         try:
             while not stop.is_set():
-                await self._wait(stopper)
-                if stop.is_set():
-                    break
-                pause = last + self.debounce - self.clock()
-                if pause > 0:  # at most one step per debounce; a lone change goes at once
-                    await asyncio.sleep(pause)
-                self.wake.clear()
-                last = self.clock()
-                self.next_due = await self.step_once()
+                try:
+                    await self._loop(stop, stopper)
+                except Exception as exc:
+                    delay = self._failed(exc)
+                    log.exception("reconciler_loop_failed reconciler=%s restart_in=%.1fs",
+                                  self.name, delay)  # fmt: skip
+                    self.next_due = self.clock() + delay
+                    await asyncio.wait({stopper}, timeout=delay)
+                    self.wake.set()
         finally:
             stopper.cancel()
+
+    async def _loop(self, stop: asyncio.Event, stopper: asyncio.Future[Any]) -> None:
+        last = -1e9
+        while not stop.is_set():
+            await self._wait(stopper)
+            if stop.is_set():
+                break
+            pause = last + self.debounce - self.clock()
+            if pause > 0:  # at most one step per debounce; a lone change goes at once
+                await asyncio.sleep(pause)
+            self.wake.clear()
+            last = self.clock()
+            self.next_due = await self.step_once()
+
+    def _failed(self, exc: Exception) -> float:
+        """Record a failure; returns the back-off before the next attempt."""
+        self.failures += 1
+        self.consecutive += 1
+        self.last_error = str(exc) or type(exc).__name__
+        delay = self._delay
+        self._delay = min(self._delay * 2, self.backoff[1])
+        return delay
 
     async def _wait(self, stopper: asyncio.Future[Any]) -> None:
         if self.wake.is_set():
@@ -187,11 +211,7 @@ class Runner:
         try:
             due = await self.reconciler.step()
         except Exception as exc:  # the top of this pipeline's loop: record, back off
-            self.failures += 1
-            self.consecutive += 1
-            self.last_error = str(exc) or type(exc).__name__
-            delay = self._delay
-            self._delay = min(self._delay * 2, self.backoff[1])
+            delay = self._failed(exc)
             if isinstance(exc, self.expected):
                 log.error("reconciler_failed reconciler=%s error=%s retry_in=%.1fs",
                           self.name, self.last_error, delay)  # fmt: skip

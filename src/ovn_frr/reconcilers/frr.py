@@ -70,6 +70,10 @@ class FrrReconciler:
         self._observation = Signal("frr-running-config")
         self._observed: tuple[str, int] | None = None
         self._observer: asyncio.Future[None] | None = None
+        #: an unexpected error of the observer: a problem (unhealthy) until it reads again
+        self.observer_error = ""
+        self.observer_failures = 0
+        self._observer_streak = 0
         self.watches: tuple[Signal, ...] = (networks, self._observation)
         self.io = Worker(self.name)
         self.show = Worker(f"{self.name}-show")
@@ -90,7 +94,10 @@ class FrrReconciler:
         return self._rendered[1]
 
     async def step(self) -> float | None:
-        if self._observer is None:
+        if self._observer is None or self._observer.done():
+            if self._observer is not None and not self._observer.cancelled():
+                exc = self._observer.exception()
+                log.error("frr_observer_ended error=%r (started again)", exc)
             self._observer = asyncio.ensure_future(self._observe())
         text = await self.io(self.desired)  # 10k networks: ~80 ms, not on the event loop
         adopt = self.networks.value is None
@@ -141,10 +148,18 @@ class FrrReconciler:
                     log.warning("frr_unreachable error=%s", exc)
                 self.reachable = False
                 self.applier.invalidate()  # nothing is known of what FRR runs
-            except Exception:  # the observer must outlive any surprise
-                log.exception("frr_observer_failed")
-            # every check_every from the start of the last reading, not from its end
-            await asyncio.sleep(max(0.0, started + self.check_every - self.clock()))
+            except Exception as exc:  # the observer must outlive any surprise
+                self.observer_failures += 1
+                self._observer_streak += 1
+                self.observer_error = str(exc) or type(exc).__name__
+                log.exception("frr_observer_failed failures=%d", self.observer_failures)
+            else:
+                self.observer_error = ""
+                self._observer_streak = 0
+            # every check_every from the start of the last reading, not from its end; after
+            # a surprise, back off up to 10 checks
+            pause = self.check_every * min(10, 2**self._observer_streak)
+            await asyncio.sleep(max(0.0, started + pause - self.clock()))
 
     # --- reports -------------------------------------------------------------------------------
 
@@ -181,6 +196,8 @@ class FrrReconciler:
 
     def problems(self, now: float) -> list[str]:
         out = [] if self.reachable else ["FRR not reachable (vtysh)"]
+        if self.observer_error:
+            out.append(f"frr: reading FRR failed: {self.observer_error} (retrying)")
         for h in self.applier.held.values():
             out.append(f"FRR rejected `{show(h.line)}`: {h.reason} "
                        f"(retry in {max(0.0, h.retry_at - now):.0f} s)")  # fmt: skip

@@ -47,7 +47,7 @@ class RouteWriter(Protocol):
 
     def count_owned(self) -> int: ...
 
-    def owned(self) -> dict[str, OwnedRoute]: ...
+    def owned(self) -> tuple[dict[str, OwnedRoute], dict[str, str]]: ...
 
     def new_rows(self, routes: Sequence[DesiredRoute]) -> list[OwnedRoute]: ...
 
@@ -118,16 +118,22 @@ class ImportReconciler:
         rib = self.rib.snapshot()
         policy = replace(self.policy, ifnames=dict(self.ifnames()))
         owned = await self._resync_owned()
+        routers = {r.name: r.uuid for r in state.routers}
+        for name in list(owned.routers()):
+            home = owned.homes.get(name)
+            if name not in routers or (home is not None and home != routers[name]):
+                if name in routers:
+                    log.info("ovn_router_replaced router=%s rows=%d (written again)", name,
+                             owned.routers()[name])  # fmt: skip
+                for row in owned.of_router(name):
+                    owned.remove(row.uuid)  # the router is gone, its routes with it
+                owned.homes.pop(name, None)
         version = self.ovn.version
         t1 = self.clock()
         plan, diff = await self.cpu(self._plan, state, rib, policy, owned)
         t2 = self.clock()
         self._plan_s = t2 - t0
         self._planned_version = version
-        routers = {r.name: r.uuid for r in state.routers}
-        for gone in [r for r in owned.routers() if r not in routers]:
-            for row in owned.of_router(gone):
-                owned.remove(row.uuid)  # the router is gone, its routes with it
         if diff and not await self._dispatch(diff, owned, routers, (t1 - t0, t2 - t1)):
             return self.clock()  # the write before it failed: read the rows back first
         self._record(plan)
@@ -162,6 +168,7 @@ class ImportReconciler:
             owned.remove(row.uuid)
         for row in add:
             owned.add(row)
+            owned.homes[row.router] = routers[row.router]
         self._writing = asyncio.ensure_future(self._write(add, diff.delete, routers, timings))
         self._write_eta = self.clock() + (len(add) + len(diff.delete)) * self._write_s_per_row
         return True
@@ -227,7 +234,8 @@ class ImportReconciler:
                             count, len(self._owned))  # fmt: skip
         started = self.clock()
         await self._write_landed()
-        self._owned = OwnedRows((await self.io(self.writer.owned)).values())
+        rows, homes = await self.io(self.writer.owned)
+        self._owned = OwnedRows(rows.values(), homes)
         self._resync_at = self.clock() + self.resync_s
         log.info("ovn_owned_routes_read rows=%d ms=%.0f", len(self._owned),
                  (self.clock() - started) * 1e3)  # fmt: skip
