@@ -15,12 +15,14 @@ import logging
 import socket
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from ovn_frr import __version__
 from ovn_frr.config import NodeConfig
 from ovn_frr.config.convert import frr_settings, import_policy
 from ovn_frr.core.ovn import OvnState
+from ovn_frr.fpm.peer import ZebraCheck
 from ovn_frr.fpm.rib import Rib
 from ovn_frr.fpm.server import FpmServer
 from ovn_frr.frr.vtysh import Vtysh, VtyshError
@@ -83,7 +85,10 @@ class Agent:
         networks: Cell[Networks] = Cell("networks", None)
         self._ovsdb_changed = ovsdb_changed
         self._fpm_socket = fpm_socket
-        self.fpm = FpmServer(self.rib, fpm_changed.notify, clock)
+        peer_check = None
+        if cfg.frr.fpm_check_peer:
+            peer_check = ZebraCheck(Path(cfg.frr.vty_socket_dir) / "zebra.pid")
+        self.fpm = FpmServer(self.rib, fpm_changed.notify, clock, peer_check)
         self.metrics = Metrics(lambda: samples(self.runners))
         reconcilers: list[Reconciler] = [
             OvnWatch(OvnReader(nb, sb, chassis, imp.resync_s, clock), ovsdb_changed, state,

@@ -40,9 +40,10 @@ def status_view(doc: dict[str, Any]) -> RenderableType:
         db = ovn[name]
         conn.add_row(f"OVN {name.upper()}", _ok(db["connected"]), db["remote"])
     conn.add_row("FRR (vtysh)", _ok(frr["reachable"]), f"FRR {frr['version']}")
+    refused = f", {fpm['refused']} refused (not zebra)" if fpm.get("refused") else ""
     conn.add_row("zebra FPM", _ok(fpm["connected"]),
                  f"{fpm['messages']} messages, {fpm['errors']} errors, {fpm['rib_routes']} routes"
-                 + ("" if fpm["synced"] else ", replay not complete"))  # fmt: skip
+                 + ("" if fpm["synced"] else ", replay not complete") + refused)  # fmt: skip
     last = frr["last_apply"]
     if last is not None:
         detail = f"{last['lines']} lines in {last['duration_ms']} ms, {last['seconds_ago']} s ago"

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import ipaddress
 import subprocess
+import sys
+from typing import Any
 
+from ovn_frr.fpm import encode_frame
 from ovn_frr.lab import wait_for
 from ovn_frr.lab.nbwatch import RouteMonitor
 from tests.e2e.conftest import ImportLab
+from tests.unit.nlbuild import route
 
 TOR1 = ("10.255.0.2", "rtoe-GR_node1")
 TOR2 = ("10.255.1.2", "rtoe2-GR_node1")
@@ -124,3 +128,35 @@ def test_ipv6_and_dual_stack(imp: ImportLab) -> None:
     assert port == "rtoe-GR_node1"
     imp.lab.announcer("tor1").withdraw([v4, v6])
     wait_for(lambda: v4 not in imp.routes() and v6 not in imp.routes(), timeout=20, what="gone")
+
+
+def test_fpm_is_taken_from_zebra_only(imp: ImportLab) -> None:
+    """Any local process may connect to the FPM port (here one of uid 65534 in node1's
+    namespace, like a host-network pod): it is refused, zebra's session and rows stay."""
+    p = "198.51.100.0/24"
+    imp.lab.announcer("tor1").announce([p])
+    wait_for(lambda: imp.routes().get(p) == {TOR1}, timeout=20, what=f"{p} in NB")
+    before = imp.agent.status()["fpm"]
+    forged = encode_frame(route("203.0.113.0/24", gateways=("10.255.0.2",))).hex()
+    code = ("import os, socket, sys; os.setgid(65534); os.setuid(65534); "
+            "s = socket.create_connection(('127.0.0.1', 2620)); "
+            f"s.sendall(bytes.fromhex('{forged}')); s.settimeout(10); "
+            "sys.exit(0 if s.recv(1) == b'' else 1)")  # fmt: skip
+    intruder = subprocess.run(["ip", "netns", "exec", imp.lab.netns("node1"), sys.executable,
+                               "-c", code], check=False, capture_output=True,
+                              timeout=30)  # fmt: skip
+    assert intruder.returncode == 0, intruder.stderr  # the agent closed on it at once
+
+    def refused() -> dict[str, Any] | None:
+        doc = imp.agent.status()
+        return doc if doc["fpm"]["refused"] else None
+
+    status = wait_for(refused, timeout=10, what="the refusal counted")
+    fpm = status["fpm"]
+    assert fpm["connected"] and fpm["connections"] == before["connections"]
+    assert "no zebra process holds its socket" in fpm["last_refused"]
+    assert any("refused, not from zebra" in x for x in status["agent"]["problems"])
+    assert "fpm_refused" in imp.agent.output()
+    imp.lab.announcer("tor1").withdraw([p])  # zebra's stream goes on as before
+    wait_for(lambda: p not in imp.routes(), timeout=20, what=f"{p} gone from NB")
+    assert "203.0.113.0/24" not in imp.routes()

@@ -43,6 +43,11 @@ class OvnConfig(_Model):
 class FrrConfig(_Model):
     vty_socket_dir: Annotated[str, Field(min_length=1)] = "/run/frr"
     fpm_listen: Endpoint = Field(default="127.0.0.1:2620", validate_default=True)
+    #: Take FPM connections only from this node's zebra (the peer socket's process, checked
+    #: through /proc; zebra's pid file ``vty_socket_dir/zebra.pid`` when readable). Turn off
+    #: only where /proc cannot show zebra (FRR in another pod without a shared process
+    #: namespace): then any local process could feed routes into OVN.
+    fpm_check_peer: bool = True
 
 
 class PrefixFilter(_Model):

@@ -1,8 +1,11 @@
 """The FPM listener (asyncio): zebra connects, its stream feeds the RIB reducer.
 
-One zebra at a time: a new connection replaces the previous one (zebra reconnected). Malformed
-input is counted and logged once per connection with a hex excerpt, and that connection is
-reset; zebra reconnects and replays, and the RIB's mark-and-sweep absorbs it.
+A connection is taken only from zebra (``check``, see :mod:`ovn_frr.fpm.peer`); any other is
+closed at once, counted and logged (at most one line per 10 s), and never disturbs zebra's
+session. One zebra at a time: a new connection of zebra's replaces the previous one (zebra
+reconnected). Malformed input is counted and logged once per connection with a hex excerpt,
+and that connection is reset; zebra reconnects and replays, and the RIB's mark-and-sweep
+absorbs it.
 """
 
 from __future__ import annotations
@@ -31,13 +34,31 @@ class FpmCounters:
     errors: int = 0
     connected: bool = False
     last_error: str = ""
+    #: connections refused because the peer is not zebra, and the last one's peer and reason
+    refused: int = 0
+    last_refused: str = ""
+    last_refused_at: float | None = None
+
+
+#: (peer, local) -> None when the peer is zebra, else why not
+PeerCheck = Callable[[tuple[str, int], tuple[str, int]], "str | None"]
+REFUSED_LOG_EVERY = 10.0
 
 
 class FpmServer:
-    def __init__(self, rib: Rib, on_update: Callable[[], None], clock: Callable[[], float]) -> None:
+    def __init__(
+        self,
+        rib: Rib,
+        on_update: Callable[[], None],
+        clock: Callable[[], float],
+        check: PeerCheck | None = None,
+    ) -> None:
         self.rib = rib
         self.on_update = on_update
         self.clock = clock
+        self.check = check
+        self._refused_logged_at = -1e9
+        self._refused_unlogged = 0
         self.counters = FpmCounters()
         self._server: asyncio.Server | None = None
         self._current: asyncio.StreamWriter | None = None
@@ -54,8 +75,38 @@ class FpmServer:
             with contextlib.suppress(Exception):
                 await self._server.wait_closed()
 
+    async def _accept(self, writer: asyncio.StreamWriter) -> bool:
+        """Whether the connection is zebra's; a refused one is counted, logged and closed."""
+        if self.check is None:
+            return True
+        peer = writer.get_extra_info("peername")
+        local = writer.get_extra_info("sockname")
+        try:  # reads /proc: off the event loop
+            reason = await asyncio.get_running_loop().run_in_executor(
+                None, self.check, tuple(peer[:2]), tuple(local[:2])
+            )
+        except Exception as exc:  # a check that cannot decide refuses
+            reason = f"cannot check the peer: {exc}"
+        if reason is None:
+            return True
+        c = self.counters
+        c.refused += 1
+        c.last_refused = f"{peer[0]}:{peer[1]}: {reason}"
+        c.last_refused_at = self.clock()
+        self._refused_unlogged += 1
+        now = self.clock()
+        if now - self._refused_logged_at >= REFUSED_LOG_EVERY:
+            log.warning("fpm_refused peer=%s:%s reason=%r refused=%d (since the last line: %d)",
+                        peer[0], peer[1], reason, c.refused, self._refused_unlogged)  # fmt: skip
+            self._refused_logged_at = now
+            self._refused_unlogged = 0
+        writer.close()
+        return False
+
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         peer = writer.get_extra_info("peername")
+        if not await self._accept(writer):
+            return
         if self._current is not None:
             log.info("fpm_replaced peer=%s", peer)
             self._current.close()
@@ -80,6 +131,10 @@ class FpmServer:
             log.error("fpm_malformed peer=%s error=%s (connection reset)", peer, exc)
         except (ConnectionError, OSError) as exc:
             log.warning("fpm_connection_error peer=%s error=%s", peer, exc)
+        except Exception as exc:  # a decoder or RIB bug: said, and zebra replays on reconnect
+            c.errors += 1
+            c.last_error = f"{type(exc).__name__}: {exc}"
+            log.exception("fpm_stream_failed peer=%s (connection reset)", peer)
         finally:
             if self._current is writer:
                 self._current = None

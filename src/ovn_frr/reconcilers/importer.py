@@ -39,6 +39,8 @@ from ovn_frr.reconcilers.base import LIST_LIMIT, Cell, Sample, Signal, TracePart
 
 log = logging.getLogger(__name__)
 
+#: a refused FPM connection is a problem (unhealthy) for this long after it
+REFUSED_PROBLEM_S = 300.0
 PROTOCOL_NAMES = {3: "kernel", 4: "static", RTPROT_BGP: "bgp", 187: "isis", 188: "ospf"}
 
 
@@ -273,6 +275,9 @@ class ImportReconciler:
         return {
             "fpm": {"connected": c.connected, "connections": c.connections,
                     "messages": c.messages, "errors": c.errors, "last_error": c.last_error,
+                    "refused": c.refused, "last_refused": c.last_refused,
+                    "last_refused_s_ago": (None if c.last_refused_at is None
+                                           else round(now - c.last_refused_at, 1)),
                     "rib_routes": len(self.rib), "synced": self.rib.synced},
             "imported": {"total": owned, "added": self.added, "deleted": self.deleted,
                          "routers": [{"router": r, "table": self.tables.get(r),
@@ -284,7 +289,12 @@ class ImportReconciler:
         }  # fmt: skip
 
     def problems(self, now: float) -> list[str]:
-        return [] if self.fpm.connected else ["zebra not connected on FPM"]
+        c = self.fpm
+        out = [] if c.connected else ["zebra not connected on FPM"]
+        if c.last_refused_at is not None and now - c.last_refused_at < REFUSED_PROBLEM_S:
+            out.append(f"FPM: {c.refused} connection(s) refused, not from zebra "
+                       f"(last: {c.last_refused})")  # fmt: skip
+        return out
 
     def samples(self) -> Iterable[Sample]:
         c = self.fpm
@@ -299,6 +309,12 @@ class ImportReconciler:
                      c.errors)  # fmt: skip
         yield Sample("ovnfrr_fpm_connections", "counter", "FPM connections from zebra",
                      c.connections)  # fmt: skip
+        yield Sample(
+            "ovnfrr_fpm_refused",
+            "counter",
+            "FPM connections refused because the peer is not zebra",
+            c.refused,
+        )
 
     async def trace(self, prefix: Network) -> TracePart:
         text = str(prefix)
