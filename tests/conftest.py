@@ -26,7 +26,7 @@ def lab_unavailable() -> str | None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     reason = lab_unavailable()
     for item in items:
-        if "/functional/" in str(item.path) or "/e2e/" in str(item.path):
+        if any(f"/{tier}/" in str(item.path) for tier in ("functional", "e2e", "chaos")):
             item.add_marker(pytest.mark.root)
             if reason is not None:
                 item.add_marker(pytest.mark.skip(reason=reason))

@@ -8,22 +8,29 @@ of FRR that quotes a config line, an exception's text), and any ``password WORD`
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from collections.abc import Iterable
 from typing import Any
 
 MASK = "****"
-#: the rest of the line after ``password``: FRR's ``neighbor X password LINE``
-PASSWORD = re.compile(r"(\bpassword\s+)[^\s'\"][^\n'\"]*")
+#: what follows ``password``: the rest of the line in FRR's ``neighbor X password LINE``, or
+#: a quoted value in a repr or JSON (``'password': 'x'``, ``"password": "x"``, ``password=x``)
+PASSWORD = re.compile(
+    r"""(\bpassword(?:['"]?\s*[:=]\s*['"]?|\s+))(?!\*\*\*\*)[^\s'",}][^\n'",}]*"""
+)
 #: shorter secrets are masked by the pattern only (replacing every "ab" would garble logs)
 MIN_VALUE = 4
 
 
 class Redactor:
     def __init__(self, secrets: Iterable[str | None] = ()) -> None:
-        self._secrets = sorted({s for s in secrets if s and len(s) >= MIN_VALUE},
-                               key=len, reverse=True)  # fmt: skip
+        forms = set()
+        for s in secrets:
+            if s and len(s) >= MIN_VALUE:  # as is, and as a repr or JSON would escape it
+                forms |= {s, repr(s)[1:-1], json.dumps(s)[1:-1]}
+        self._secrets = sorted(forms, key=len, reverse=True)
 
     def text(self, text: str) -> str:
         for secret in self._secrets:
@@ -51,7 +58,11 @@ class RedactingFilter(logging.Filter):
         self._formatter = logging.Formatter()
 
     def filter(self, record: logging.LogRecord) -> bool:
-        record.msg = self.redactor.text(record.getMessage())
+        try:
+            message = record.getMessage()
+        except Exception:  # a bad format call: logged as what it is, not raised here
+            message = f"{record.msg!r} % {record.args!r} (bad logging arguments)"
+        record.msg = self.redactor.text(message)
         record.args = None
         if record.exc_info and not record.exc_text:
             record.exc_text = self._formatter.formatException(record.exc_info)

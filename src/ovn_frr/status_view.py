@@ -41,6 +41,8 @@ def status_view(doc: dict[str, Any]) -> RenderableType:
         conn.add_row(f"OVN {name.upper()}", _ok(db["connected"]), db["remote"])
     conn.add_row("FRR (vtysh)", _ok(frr["reachable"]), f"FRR {frr['version']}")
     refused = f", {fpm['refused']} refused (not zebra)" if fpm.get("refused") else ""
+    if fpm.get("zebra_pid") and not fpm.get("zebra_sweep"):
+        refused += ", zebra runs without -K (docs/frr.md)"
     conn.add_row("zebra FPM", _ok(fpm["connected"]),
                  f"{fpm['messages']} messages, {fpm['errors']} errors, {fpm['rib_routes']} routes"
                  + ("" if fpm["synced"] else ", replay not complete") + refused)  # fmt: skip

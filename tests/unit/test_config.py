@@ -169,7 +169,7 @@ BAD_CONFIGS = [
     (
         "wrong type for neighbors",
         BASE + "[bgp.neighbors]\naddress = 1\n",
-        ["bgp.neighbors: expected an array, got {'address': 1}"],
+        ["bgp.neighbors: expected an array, got a table"],
     ),
     (
         "scoped link-local neighbor",
@@ -211,6 +211,24 @@ BAD_CONFIGS = [
             "bgp.neighbors[0].description: must not contain control characters (found '\\n')",
             "bgp.neighbors[0].password: must not contain control characters",
             "bgp.neighbors[0].update_source: must not contain control characters (found '\\n')",
+        ],
+    ),
+    (
+        "password of another type",
+        BASE + NEIGHBOR + "password = 12345678\n",
+        ["bgp.neighbors[0].password: expected a string"],
+    ),
+    (
+        "a table for an array, with a password in it",
+        BASE + '[bgp.neighbors]\naddress = "10.0.0.1"\npassword = "SuperSecret1"\n',
+        ["bgp.neighbors: expected an array, got a table"],
+    ),
+    (
+        "unicode line breaks",
+        BASE + NEIGHBOR + 'description = "a\\u2028b"\nupdate_source = "x\\u0085y"\n',
+        [
+            "bgp.neighbors[0].description: must not contain control characters (found '\\u2028')",
+            "bgp.neighbors[0].update_source: must not contain control characters (found '\\x85')",
         ],
     ),
     (

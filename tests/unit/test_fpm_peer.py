@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from ovn_frr.fpm import encode_frame
-from ovn_frr.fpm.peer import ZebraCheck, peer_inode
+from ovn_frr.fpm.peer import Zebra, ZebraCheck, peer_inode, sweep_option
 from ovn_frr.fpm.rib import Rib
 from ovn_frr.fpm.server import FpmServer
 from tests.unit.nlbuild import route
@@ -49,17 +50,22 @@ def listener() -> Iterator[socket.socket]:
     sock.close()
 
 
-def _client(exe: str | Path, port: int) -> subprocess.Popen[bytes]:
-    code = (f"import socket, time; s = socket.create_connection(('127.0.0.1', {port})); "
-            "print('up', flush=True); time.sleep(30)")  # fmt: skip
+def _start(exe: str | Path, port: int | None) -> subprocess.Popen[bytes]:
+    """A process of executable ``exe``, connected to ``port`` (or just sleeping)."""
+    connect = f"s = socket.create_connection(('127.0.0.1', {port})); " if port else ""
+    code = f"import socket, time; {connect}print('up', flush=True); time.sleep(30)"
     proc = subprocess.Popen([str(exe), "-c", code], stdout=subprocess.PIPE)
     assert proc.stdout is not None and proc.stdout.readline() == b"up\n"
     return proc
 
 
-def _check(listener: socket.socket, exe: str | Path, pidfile: Path | None) -> str | None:
-    proc = _client(exe, listener.getsockname()[1])
+def _check(listener: socket.socket, exe: str | Path, pidfile: Path,
+           pid_of: subprocess.Popen[bytes] | None = None) -> Zebra | str:  # fmt: skip
+    """Who connects with ``exe``, as checked against ``pidfile`` naming the connecting
+    process (or ``pid_of``)."""
+    proc = _start(exe, listener.getsockname()[1])
     try:
+        pidfile.write_text(f"{(pid_of or proc).pid}\n")
         conn, peer = listener.accept()
         with conn:
             return ZebraCheck(pidfile)(peer, conn.getsockname())
@@ -69,14 +75,32 @@ def _check(listener: socket.socket, exe: str | Path, pidfile: Path | None) -> st
 
 
 def test_only_this_nodes_zebra_is_taken(listener: socket.socket, tmp_path: Path) -> None:
-    zebra = tmp_path / "zebra"  # a process named zebra (its executable's name)
-    zebra.symlink_to(sys.executable)
-    assert _check(listener, sys.executable, None) == "no zebra process holds its socket"
-    assert _check(listener, zebra, None) is None
+    zebra = tmp_path / "zebra"  # a program named zebra: its process name and executable
+    shutil.copy(os.path.realpath(sys.executable), zebra)
     pidfile = tmp_path / "zebra.pid"
-    pidfile.write_text(f"{os.getpid()}\n")  # another zebra is this node's
-    reason = _check(listener, zebra, pidfile)
-    assert reason is not None and "is not this node's zebra" in reason
+    found = _check(listener, zebra, pidfile)
+    assert isinstance(found, Zebra) and found.argv[0] == str(zebra)
+    assert found.sweep_option is None
+    reason = _check(listener, sys.executable, pidfile)
+    assert isinstance(reason, str) and reason.endswith(", not zebra"), reason
+    other = _start(zebra, None)  # the pid file names another zebra than the one connecting
+    try:
+        reason = _check(listener, zebra, pidfile, pid_of=other)
+        assert isinstance(reason, str) and reason.startswith("its socket is not zebra's"), reason
+    finally:
+        other.kill()
+        other.wait()
+    pidfile.unlink()
+    reason = ZebraCheck(pidfile)(("127.0.0.1", 1), ("127.0.0.1", 2))
+    assert isinstance(reason, str) and reason.startswith("cannot read zebra's pid file")
+
+
+def test_zebras_sweep_option_is_read_from_its_command_line() -> None:
+    base = ["/usr/lib/frr/zebra", "-d", "-A", "127.0.0.1", "-s", "90000000"]
+    assert sweep_option(base) is None
+    assert sweep_option([*base, "-K", "60"]) == "-K 60 (FRR >= 9: 500 s, write -K60)"
+    assert sweep_option([*base, "-K60"]) == "-K60"
+    assert sweep_option([*base, "--graceful_restart=20"]) == "--graceful_restart=20"
 
 
 def test_a_refused_connection_never_replaces_zebras(listener: socket.socket) -> None:
@@ -89,8 +113,10 @@ def test_a_refused_connection_never_replaces_zebras(listener: socket.socket) -> 
         zebra_sock.bind(("127.0.0.1", 0))  # zebra's end is known before it connects
         zebra_port = zebra_sock.getsockname()[1]
 
-        def check(peer: tuple[str, int], local: tuple[str, int]) -> str | None:
-            return None if peer[1] == zebra_port else "no zebra process holds its socket"
+        def check(peer: tuple[str, int], local: tuple[str, int]) -> Zebra | str:
+            if peer[1] == zebra_port:
+                return Zebra(1, ("zebra", "-K60"))
+            return "no zebra process holds its socket"
 
         server = FpmServer(rib, lambda: None, loop.time, check)
         await server.start(listener)

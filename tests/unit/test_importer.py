@@ -198,6 +198,16 @@ def test_port_no_learning_and_port_name() -> None:
     assert rejected == {}
 
 
+def test_an_unknown_port_name_is_named_in_the_rejection() -> None:
+    port = RouterPort.of("p2", (iface("10.255.1.1/24"),), {"dynamic-routing-port-name": "eth9"})
+    r = LogicalRouter.of("r", {"dynamic-routing": "true"}, (port,), pinned_here=True)
+    snap = rib(("198.51.100.0/24", (Hop(TOR2, 3),)))
+    p = plan_import(OvnState((r,)), snap, ImportPolicy(ifnames={3: "to-tor2"}))
+    (rej,) = p.rejected
+    assert rej.detail == ("next hop 10.255.1.2 is via to-tor2, not the dynamic-routing-port-name "
+                          "eth9 (p2); no interface eth9 on this chassis")  # fmt: skip
+
+
 def test_vrf_table_selection() -> None:
     r = LogicalRouter.of("r", {"dynamic-routing": "true", "dynamic-routing-vrf-name": "blue"},
                          GR.ports, pinned_here=True)  # fmt: skip

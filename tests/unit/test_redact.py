@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import logging
 
 from ovn_frr import config
@@ -45,3 +46,21 @@ def test_documents_are_masked() -> None:
 def test_short_secrets_are_masked_by_pattern_only() -> None:
     r = Redactor(["ab"])
     assert r.text("table ab password ab") == "table ab password ****"
+
+
+def test_quoted_and_escaped_forms_are_masked() -> None:
+    r = Redactor(["s3cr\u00e9t-1"])
+    doc = {"password": "ab", "neighbor": {"password": "s3cr\u00e9t-1"}}
+    text = r.text(repr(doc)) + r.text(json.dumps(doc)) + r.text("x password=hunter")
+    assert "ab'" not in text and "s3cr" not in text and "hunter" not in text, text
+
+
+def test_a_bad_logging_call_is_logged_not_raised() -> None:
+    logger = logging.getLogger("test-redact-bad")
+    logger.propagate = False
+    stream = io.StringIO()
+    logger.addHandler(logging.StreamHandler(stream))
+    install(Redactor(["hunter2-x"]), logger)
+    logger.error("%d items, password %s", "many", "hunter2-x")  # wrong type for %d
+    assert "bad logging arguments" in stream.getvalue()
+    assert "hunter2" not in stream.getvalue()

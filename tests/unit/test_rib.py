@@ -192,3 +192,19 @@ def test_next_hop_churn_leaves_no_references_behind() -> None:
     assert len(rib) == 10
     assert len(rib._nh_users) <= 10  # one group id per route
     assert len(rib._group_users) <= 20 and len(rib._nexthops) <= 60
+
+
+def test_a_reconnect_of_the_same_zebra_or_a_delete_is_not_widened() -> None:
+    """Only a restarted zebra's replay holds next hops; an explicit delete ends the hold."""
+    rib = Rib(replay_quiet=1.0, replay_hold=15.0)
+    rib.apply([add("10.1.0.0/16", str(GW1), str(GW2)), add("10.2.0.0/16", str(GW1), str(GW2))],
+              now=0.0)  # fmt: skip
+    rib.connected(now=100.0, restarted=False)  # the same zebra: FPM reset and replay
+    rib.apply([add("10.1.0.0/16", str(GW1))], now=101.0)  # BFD took a leg meanwhile
+    assert gws(rib.snapshot(), "10.1.0.0/16") == {"10.255.0.2"}
+    rib.tick(now=120.0)
+    rib.connected(now=200.0)  # a restarted zebra
+    rib.apply([delete("10.2.0.0/16")], now=201.0)
+    rib.tick(now=201.1)  # deleted for real
+    rib.apply([add("10.2.0.0/16", str(GW1))], now=202.0)
+    assert gws(rib.snapshot(), "10.2.0.0/16") == {"10.255.0.2"}

@@ -168,11 +168,21 @@ _TYPE_NAMES = {
 }
 
 
+SECRET_KEYS = {"password"}
+
+
+class Masked:
+    def __repr__(self) -> str:
+        return "****"
+
+
 def _describe(err: ErrorDetails) -> str:
     loc = tuple(err["loc"])
     path = _path(loc)
     kind = err["type"]
     value = err.get("input")
+    if SECRET_KEYS & {str(part) for part in loc}:
+        value = Masked()  # a secret is never echoed, whatever is wrong with it
     ctx = err.get("ctx", {})
     if kind == "ovn_frr":
         reason = str(ctx["reason"])
@@ -187,7 +197,14 @@ def _describe(err: ErrorDetails) -> str:
             if close:
                 reason += f" (did you mean {close[0]!r}?)"
     elif kind in _TYPE_NAMES:
-        reason = f"expected {_TYPE_NAMES[kind]}, got {value!r}"
+        # a table or array is named, not echoed: it may hold a password
+        if isinstance(value, dict):
+            got = "a table"
+        elif isinstance(value, list):
+            got = "an array"
+        else:
+            got = repr(value)
+        reason = f"expected {_TYPE_NAMES[kind]}, got {got}"
     elif kind in ("greater_than_equal", "greater_than"):
         reason = f"{value!r} is too small (minimum {ctx.get('ge', ctx.get('gt'))})"
     elif kind in ("less_than_equal", "less_than"):

@@ -62,12 +62,17 @@ def parse_neighbor_ip(value: Any) -> IPAddress:
     return addr
 
 
-CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+#: control characters and what ``str.splitlines`` breaks lines at (U+0085, U+2028, U+2029)
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+#: a password is masked in logs by its value, also inside a repr or JSON: no quote or backslash
+SECRET_REFUSED = re.compile(r"[\"'\\]")
 
 
 def parse_text(value: Any) -> str:
     """Free text that goes into one FRR config line: no newline or other control character."""
-    text = _need_str(value, "a string")
+    if not isinstance(value, str):
+        raise _fail(f"expected a string, got {value!r}")
+    text = value
     bad = CONTROL.search(text)
     if bad:
         raise _fail(f"must not contain control characters (found {bad.group()!r})")
@@ -85,9 +90,13 @@ def parse_word(value: Any) -> str:
 def parse_secret(value: Any) -> str:
     """A password: 1..80 characters, no control character, no space at either end (FRR would
     keep a different password than the peer's)."""
-    text = _need_str(value, "a string")
+    if not isinstance(value, str):
+        raise _fail("expected a string")  # the value is never echoed
+    text = value
     if CONTROL.search(text):
-        raise _fail("must not contain control characters")  # the value is never echoed
+        raise _fail("must not contain control characters")
+    if SECRET_REFUSED.search(text):
+        raise _fail("must not contain quotes or backslashes")
     if not 1 <= len(text) <= 80:
         raise _fail("must be 1..80 characters")
     if text != text.strip():

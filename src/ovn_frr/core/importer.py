@@ -70,6 +70,15 @@ class _PortMatcher:
         named = {p.routing.port_name: p for p in ports if p.routing.port_name}
         return cls(ports, named)
 
+    def _not_named(self, gw: Address, via: str, ifnames: Mapping[int, str]) -> str:
+        named = ", ".join(f"{n} ({p.name})" for n, p in sorted(self.by_ifname.items()))
+        reason = f"next hop {gw} is via {via}, not the {OPT_PORT_NAME} {named}"
+        known = set(ifnames.values())
+        missing = sorted(n for n in self.by_ifname if n not in known)
+        if known and missing:
+            reason += f"; no interface {', '.join(missing)} on this chassis"
+        return reason
+
     def match(self, hop: Hop, ifnames: Mapping[int, str]) -> RouterPort | str:
         """The output port, or the reason there is none."""
         gw = hop.gateway
@@ -79,9 +88,7 @@ class _PortMatcher:
             ifname = ifnames.get(hop.ifindex)
             port = self.by_ifname.get(ifname or "")
             if port is None:
-                return (
-                    f"next hop {gw} is via {ifname or hop.ifindex}, not a dynamic-routing-port-name"
-                )
+                return self._not_named(gw, ifname or str(hop.ifindex), ifnames)
             if gw.is_link_local or _contains(port, gw):
                 return port
             return f"next hop {gw} is not in the networks of {port.name}"

@@ -78,10 +78,13 @@ class Rib:
 
     # --- input -------------------------------------------------------------------------------
 
-    def connected(self, now: float) -> None:
-        """A new FPM connection: zebra is about to replay everything."""
+    def connected(self, now: float, restarted: bool = True) -> None:
+        """A new FPM connection: zebra is about to replay everything. ``restarted``: it is
+        another zebra process than before (or that is not known), so bgpd is re-learning its
+        routes: next hops missing from the replay are held too. A reconnect of the same zebra
+        replays what it has: it is taken as it comes."""
         self._stale = set(self._routes)
-        if not self._before:  # (a reconnect during a replay keeps the first one's routes)
+        if restarted and not self._before:  # (a reconnect during a replay keeps the first's)
             self._before = {k: e.route for k, e in self._routes.items() if e.route is not None}
         self._connected_at = now
         # next-hop ids belong to one zebra run; routes keep their last resolution meanwhile
@@ -230,6 +233,7 @@ class Rib:
 
     def _drop(self, key: Key) -> None:
         self._widened.pop(key, None)
+        self._before.pop(key, None)  # zebra deleted it: what it had before is no more
         entry = self._routes.pop(key, None)
         if entry is None:
             return

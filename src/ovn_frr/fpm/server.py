@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from ovn_frr.fpm.framing import FpmFramer, FramingError
 from ovn_frr.fpm.netlink import decode
+from ovn_frr.fpm.peer import Zebra
 from ovn_frr.fpm.rib import Rib
 
 log = logging.getLogger(__name__)
@@ -38,10 +39,12 @@ class FpmCounters:
     refused: int = 0
     last_refused: str = ""
     last_refused_at: float | None = None
+    #: the zebra of the current (or last) connection, when the peer is checked
+    zebra: Zebra | None = None
 
 
-#: (peer, local) -> None when the peer is zebra, else why not
-PeerCheck = Callable[[tuple[str, int], tuple[str, int]], "str | None"]
+#: (peer, local) -> the zebra at the other end, else why the peer is not zebra
+PeerCheck = Callable[[tuple[str, int], tuple[str, int]], "Zebra | str"]
 REFUSED_LOG_EVERY = 10.0
 
 
@@ -75,21 +78,32 @@ class FpmServer:
             with contextlib.suppress(Exception):
                 await self._server.wait_closed()
 
-    async def _accept(self, writer: asyncio.StreamWriter) -> bool:
-        """Whether the connection is zebra's; a refused one is counted, logged and closed."""
+    async def _accept(self, writer: asyncio.StreamWriter) -> bool | None:
+        """Whether the connection is zebra's (None: not checked); a refused one is counted,
+        logged and closed."""
         if self.check is None:
-            return True
+            return None
         peer = writer.get_extra_info("peername")
         local = writer.get_extra_info("sockname")
+        c = self.counters
+        if not peer or not local:  # reset before it could be looked at
+            writer.close()
+            return False
         try:  # reads /proc: off the event loop
-            reason = await asyncio.get_running_loop().run_in_executor(
+            found = await asyncio.get_running_loop().run_in_executor(
                 None, self.check, tuple(peer[:2]), tuple(local[:2])
             )
         except Exception as exc:  # a check that cannot decide refuses
-            reason = f"cannot check the peer: {exc}"
-        if reason is None:
+            found = f"cannot check the peer: {exc}"
+        if isinstance(found, Zebra):
+            if found.sweep_option is None and (c.zebra is None or c.zebra.pid != found.pid):
+                log.warning("zebra_without_graceful_restart pid=%d: after an unclean FRR "
+                            "restart, routes withdrawn while FRR was down can stay in zebra "
+                            "and so in OVN (FRR < 10.7); start zebra with -K (docs/frr.md)",
+                            found.pid)  # fmt: skip
+            c.zebra = found
             return True
-        c = self.counters
+        reason = found
         c.refused += 1
         c.last_refused = f"{peer[0]}:{peer[1]}: {reason}"
         c.last_refused_at = self.clock()
@@ -105,8 +119,15 @@ class FpmServer:
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         peer = writer.get_extra_info("peername")
-        if not await self._accept(writer):
+        previous = self.counters.zebra
+        accepted = await self._accept(writer)
+        if accepted is False:
             return
+        zebra = self.counters.zebra
+        # a zebra that is not the one before (or not known) restarted: bgpd re-learns
+        restarted = (
+            accepted is None or previous is None or zebra is None or (zebra.pid != previous.pid)
+        )
         if self._current is not None:
             log.info("fpm_replaced peer=%s", peer)
             self._current.close()
@@ -114,7 +135,7 @@ class FpmServer:
         c = self.counters
         c.connections += 1
         c.connected = True
-        self.rib.connected(self.clock())
+        self.rib.connected(self.clock(), restarted)
         log.info("fpm_connected peer=%s connection=%d", peer, c.connections)
         framer = FpmFramer()
         try:

@@ -90,6 +90,12 @@ class AgentProcess:
     def output(self) -> str:
         return self.log.read_text(errors="replace")
 
+    def kill(self) -> None:
+        """kill -9: no clean-up of any kind (a crash, an OOM kill)."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+
     def stop(self, timeout: float = 15.0) -> int:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)

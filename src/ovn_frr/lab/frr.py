@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import ipaddress
+import os
+import signal
 import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -43,6 +46,8 @@ class FrrInstance:
     fpm_port: int | None = None
     #: bgpd's startup config (kept across restarts, like an operator's frr.conf)
     bgpd_config: str = ""
+    #: zebra --graceful_restart (seconds; see NodeSpec.zebra_sweep_s)
+    zebra_sweep_s: int | None = None
 
     @property
     def vtysh(self) -> Vtysh:
@@ -85,6 +90,9 @@ class FrrInstance:
         ]  # fmt: skip
         if daemon == "zebra" and self.fpm_port is not None:
             argv += ["-M", "dplane_fpm_nl"]
+        if daemon == "zebra" and self.zebra_sweep_s is not None:
+            # "=": FRR 10.x takes -K's time only attached (-K 5 is -K alone: 500 s)
+            argv.append(f"--graceful_restart={self.zebra_sweep_s}")
         if daemon == "bfdd":
             argv += ["--bfdctl", str(self.rundir / "bfdd.sock")]
         # FRR names its /var/tmp/frr/<daemon>.<pid> directory after the pid it had before it
@@ -105,9 +113,22 @@ class FrrInstance:
         """Restart every daemon, as watchfrr does when zebra dies (FRR does not support a
         zebra-only restart: bgpd reconnects but does not re-install its routes). The
         configuration applied through vtysh is lost; the daemons' files are kept."""
+        self.stop()
+        self.start_again()
+
+    def stop(self, crash: bool = False) -> None:
+        """Stop every daemon: SIGTERM (zebra removes its kernel routes), or with ``crash``
+        SIGKILL (a crash, an OOM kill: the kernel keeps them, see docs/frr.md)."""
         pids = self.pids()
+        if crash:
+            for pid in pids:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
         kill_pids(pids)
         remove_frr_tmp(self.launcher_pids())
+
+    def start_again(self) -> None:
+        """Start the daemons stopped by :meth:`stop` with their startup files."""
         for daemon in self.daemons:
             (self.rundir / f"{daemon}.vty").unlink(missing_ok=True)
         for daemon in self.daemons:

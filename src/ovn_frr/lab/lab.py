@@ -154,6 +154,7 @@ class Lab:
             tuple(daemons_for(self.versions.frr, node=True)),
             fpm_port=node.fpm_port,
             bgpd_config="\n".join(self._bgp_config(node.name, node.asn)) if node.bgp else "",
+            zebra_sweep_s=node.zebra_sweep_s,
         )
         frr.start()
         self.frr[node.name] = frr

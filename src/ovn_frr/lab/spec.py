@@ -32,6 +32,11 @@ class NodeSpec:
     fpm_port: int | None = 2620
     #: Also run ovsdb-server + ovs-vswitchd (userspace datapath) + ovn-controller.
     chassis: bool = False
+    #: zebra ``--graceful_restart``: after an unclean FRR restart, the routes zebra re-read
+    #: from the kernel and bgpd did not re-learn are swept this long after zebra starts.
+    #: Without it (FRR < 10.7) zebra sweeps before it has loaded them all and the rest stay
+    #: for good (docs/frr.md). Longer than bgpd takes to re-learn the lab's tables.
+    zebra_sweep_s: int | None = 20
 
 
 @dataclass(frozen=True, slots=True)

@@ -99,6 +99,8 @@ class FrrReconciler:
                 exc = self._observer.exception()
                 log.error("frr_observer_ended error=%r (started again)", exc)
             self._observer = asyncio.ensure_future(self._observe())
+            # should it end, the next step (woken now) says so and starts it again
+            self._observer.add_done_callback(lambda _f: self._observation.notify())
         text = await self.io(self.desired)  # 10k networks: ~80 ms, not on the event loop
         adopt = self.networks.value is None
         started = self.clock()

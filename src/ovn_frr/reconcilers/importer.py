@@ -278,6 +278,8 @@ class ImportReconciler:
                     "refused": c.refused, "last_refused": c.last_refused,
                     "last_refused_s_ago": (None if c.last_refused_at is None
                                            else round(now - c.last_refused_at, 1)),
+                    "zebra_pid": c.zebra.pid if c.zebra else None,
+                    "zebra_sweep": c.zebra.sweep_option if c.zebra else None,
                     "rib_routes": len(self.rib), "synced": self.rib.synced},
             "imported": {"total": owned, "added": self.added, "deleted": self.deleted,
                          "routers": [{"router": r, "table": self.tables.get(r),
