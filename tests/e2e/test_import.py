@@ -154,7 +154,10 @@ def test_fpm_is_taken_from_zebra_only(imp: ImportLab) -> None:
     status = wait_for(refused, timeout=10, what="the refusal counted")
     fpm = status["fpm"]
     assert fpm["connected"] and fpm["connections"] == before["connections"]
-    assert "no zebra process holds its socket" in fpm["last_refused"]
+    assert "its socket is not zebra's" in fpm["last_refused"]
+    # the lab's zebra sweeps what it re-read from the kernel (docs/frr.md): read from zebra
+    assert fpm["zebra_sweep"] == "--graceful_restart=20" and fpm["zebra_pid"]
+    assert "zebra_without_graceful_restart" not in imp.agent.output()
     assert any("refused, not from zebra" in x for x in status["agent"]["problems"])
     assert "fpm_refused" in imp.agent.output()
     imp.lab.announcer("tor1").withdraw([p])  # zebra's stream goes on as before
