@@ -1,16 +1,22 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: setup test unit lint demo clean-labs
+.PHONY: setup test test-here test-deb13 unit lint demo clean-labs
 
 setup:
 	bash scripts/setup.sh
 
-# The test command (README, CI): set up, lint, type-check, run every tier.
+# The test command (README, CI): set up, lint, type-check, run every tier on this machine's
+# stack, then again inside a Debian 13 root (FRR 10.3, OVN 25.03, OVS 3.5; scripts/deb13.sh).
+test: setup lint test-here test-deb13
+
 # pytest exit 5 (nothing collected) means broken test wiring: a failure, said plainly.
-test: setup lint
+test-here: setup
 	@$(PY) -m pytest -q tests; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; exit $$rc
+
+test-deb13:
+	bash scripts/deb13.sh
 
 unit: setup
 	$(PY) -m pytest -q tests/unit

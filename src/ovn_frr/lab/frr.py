@@ -6,6 +6,7 @@ import contextlib
 import functools
 import ipaddress
 import os
+import re
 import signal
 import subprocess
 from collections.abc import Iterable, Sequence
@@ -26,6 +27,18 @@ def daemons_for(version: Version | None, *, node: bool) -> list[str]:
     if version is not None and version >= Version(9, 0) and (FRR_SBIN / "mgmtd").exists():
         names.insert(0, "mgmtd")
     return names
+
+
+@functools.cache
+def daemon_options(daemon: str) -> frozenset[str]:
+    """The long options ``daemon --help`` lists (asked once per process): FRR 10 took ``-f``
+    from mgmtd and staticd (their config goes through mgmtd) and ``--bfdctl`` from bfdd."""
+    try:
+        out = subprocess.run([str(FRR_SBIN / daemon), "--help"], capture_output=True,
+                             text=True, timeout=10, check=False).stdout  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired):
+        return frozenset()
+    return frozenset(re.findall(r"(--[a-z][a-z_-]*)", out))
 
 
 @functools.cache
@@ -85,27 +98,30 @@ class FrrInstance:
             "--vty_socket", str(self.rundir),
             "-z", str(self.rundir / "zserv.api"),
             "-i", str(self.rundir / f"{daemon}.pid"),
-            "-f", str(conf),
             "--log", f"file:{self.rundir / daemon}.log",
         ]  # fmt: skip
+        options = daemon_options(daemon)
+        if "--config_file" in options:
+            argv += ["-f", str(conf)]
         if daemon == "zebra" and self.fpm_port is not None:
             argv += ["-M", "dplane_fpm_nl"]
         if daemon == "zebra" and self.zebra_sweep_s is not None:
             # "=": FRR 10.x takes -K's time only attached (-K 5 is -K alone: 500 s)
             argv.append(f"--graceful_restart={self.zebra_sweep_s}")
-        if daemon == "bfdd":
+        if daemon == "bfdd" and "--bfdctl" in options:
             argv += ["--bfdctl", str(self.rundir / "bfdd.sock")]
         # FRR names its /var/tmp/frr/<daemon>.<pid> directory after the pid it had before it
         # daemonized, i.e. the pid launched here (ip netns exec execs in place); a daemon that
         # has to be SIGKILLed leaves the directory behind, so the lab records that pid
-        launcher = subprocess.Popen(
-            ["ip", "netns", "exec", self.netns, *argv],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        )  # fmt: skip
+        # the daemon keeps the launcher's stdout open (FRR 10): to a file, never a pipe
+        out_file = self.rundir / f"{daemon}.out"
+        with out_file.open("w") as out:
+            launcher = subprocess.Popen(["ip", "netns", "exec", self.netns, *argv],
+                                        stdout=out, stderr=subprocess.STDOUT)  # fmt: skip
         (self.rundir / f"{daemon}.launch").write_text(f"{launcher.pid}\n")
-        out, _ = launcher.communicate(timeout=60)
-        if launcher.returncode != 0:
-            raise LabError(f"{self.name}: {daemon} failed to start: {out.strip()[-300:]}")
+        if launcher.wait(timeout=60) != 0:
+            said = out_file.read_text(errors="replace").strip()
+            raise LabError(f"{self.name}: {daemon} failed to start: {said[-300:]}")
         sock = self.rundir / f"{daemon}.vty"
         wait_for(sock.exists, timeout=10, what=f"{self.name} {daemon} vty socket")
 
