@@ -12,6 +12,7 @@ from ovn_frr.lab import Lab, NodeSpec, demo_spec, wait_for
 from ovn_frr.lab.agent import AgentProcess, neighbors_config
 from ovn_frr.lab.nbtopo import openshift_node
 from ovn_frr.lab.nbwatch import RouteMonitor
+from ovn_frr.lab.proc import LabTimeout
 from tests.e2e.conftest import FAST_SYNC
 
 #: node1's BGP rendered by the agent; BGP alone would notice a dead peer after 30 s
@@ -53,7 +54,15 @@ def test_bfd_down_withdraws_without_a_gap(bfd_lab: tuple[Lab, AgentProcess]) -> 
         mon.arm(p, 2)
         lab.cut("node1", "tor2")
         try:
-            wait_for(lambda: mon.nexthops(p) == {TOR1[0]}, timeout=20, what="tor2's row gone")
+            try:
+                wait_for(lambda: mon.nexthops(p) == {TOR1[0]}, timeout=20, what="tor2's row gone")
+            except LabTimeout as exc:  # what each side had, for a failure that is rare
+                node1 = lab.frr["node1"]
+                raise AssertionError(
+                    f"{exc}\nNB: {mon.nexthops(p)}\nzebra: {node1.rib().get(p)}\n"
+                    f"BFD: {bfd_peers(lab)}\nsessions: {agent.status()['bgp']}\n"
+                    f"agent: {agent.output()[-3000:]}"
+                ) from None
             # it was BFD, not the 30 s hold timer: FRR says so
             assert bfd_peers(lab)["10.255.1.2"] == "down"
             neighbor = lab.frr["node1"].show("show bgp neighbors 10.255.1.2 json")["10.255.1.2"]
