@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import gc
 import json
 import logging
@@ -28,6 +29,7 @@ from ovn_frr.kernel.netns import listening_socket
 from ovn_frr.lab import Lab, LabError, demo_spec, destroy, list_labs, minimal_spec
 from ovn_frr.lab.demo import TORS, Demo
 from ovn_frr.lab.demo import summary as demo_summary
+from ovn_frr.lab.ovn import cluster_roles
 from ovn_frr.ovn.db import OvnError, set_ssl
 from ovn_frr.ovn.local import local_chassis
 from ovn_frr.ovn.reader import nb_connection, sb_connection
@@ -264,11 +266,18 @@ def lab(ctx: click.Context, base: Path) -> None:
     "minimal: node1 + tor1 with BGP rendered by the lab.",
 )
 @click.option("--hold", is_flag=True, help="Stay in the foreground; tear down on Ctrl-C.")
+@click.option(
+    "--cluster",
+    is_flag=True,
+    help="NB and SB as 3-member RAFT clusters (clients get the member lists).",
+)
 @click.pass_obj
-def lab_up(base: Path, name: str, topology: str, hold: bool) -> None:
+def lab_up(base: Path, name: str, topology: str, hold: bool, cluster: bool) -> None:
     """Create a lab (left running unless --hold)."""
 
     spec = demo_spec() if topology == "demo" else minimal_spec()
+    if cluster:
+        spec = dataclasses.replace(spec, ovn_members=3)
     the_lab = Lab(spec, name=name, base=base)
     try:
         with err.status(f"bringing up lab {name} ..."):
@@ -337,7 +346,7 @@ def _print_lab(name: str, base: Path) -> None:
     table = Table(title=f"lab {name}  ({base / name})")
     table.add_column("member")
     table.add_column("netns")
-    table.add_column("BGP sessions")
+    table.add_column("BGP sessions / OVN members")
     for ns in entry.get("netns", []):
         member = ns[len(name) + 1 :]
         live = ns in entry["live_netns"]
@@ -355,5 +364,8 @@ def _print_lab(name: str, base: Path) -> None:
                 sessions = ", ".join(sorted(set(states))) or "none configured"
             except VtyshError as exc:
                 sessions = f"[red]{exc}[/]"
+        if member == "ovn" and live:
+            roles = cluster_roles(base / name / "ovn")
+            sessions = ", ".join(f"{m} {r}" for m, r in roles.items()) or "standalone NB, SB"
         table.add_row(member, ns if live else f"[red]{ns} (missing)[/]", sessions)
     out.print(table)

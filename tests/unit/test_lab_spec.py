@@ -41,6 +41,7 @@ def test_demo_spec_addresses() -> None:
             "duplicate",
         ),
         (LabSpec(nodes=(NodeSpec("ovn"),)), "reserved"),
+        (LabSpec(ovn_members=2), "1, 3 or 5"),
     ],
 )
 def test_invalid_specs(spec: LabSpec, match: str) -> None:

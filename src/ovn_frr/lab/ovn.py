@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +30,38 @@ def _ovsdb_server(netns: str, rundir: Path, name: str, schema: Path | None) -> N
     db = rundir / f"{name}.db"
     if schema is not None:
         run(["ovsdb-tool", "create", str(db), str(schema)])
+    _serve(netns, rundir, name)
+
+
+DB_NAMES = {"nb": "OVN_Northbound", "sb": "OVN_Southbound"}
+
+
+def _create_cluster(rundir: Path, db: str, members: int) -> None:
+    """The database files of a RAFT cluster of ``members`` (``nb1.db`` ...), each member
+    speaking RAFT on its own unix socket (``nb1.raft`` ...)."""
+    first = f"unix:{rundir / db}1.raft"
+    run(["ovsdb-tool", "create-cluster", f"{rundir / db}1.db",
+         str(OVN_SCHEMAS / f"ovn-{db}.ovsschema"), first])  # fmt: skip
+    for i in range(2, members + 1):
+        run(["ovsdb-tool", "join-cluster", f"{rundir / db}{i}.db", DB_NAMES[db],
+             f"unix:{rundir / db}{i}.raft", first])  # fmt: skip
+
+
+def cluster_roles(rundir: Path) -> dict[str, str]:
+    """Member (``nb1``, ``sb2`` ...) -> its RAFT role, for the members whose control socket is
+    in ``rundir`` ("down" when it does not answer)."""
+    roles = {}
+    for ctl in sorted(rundir.glob("[ns]b[0-9].ctl")):
+        member = ctl.stem
+        out = run(["ovs-appctl", "-t", str(ctl), "cluster/status", DB_NAMES[member[:2]]],
+                  check=False)  # fmt: skip
+        role = next((line.split(":", 1)[1].strip() for line in out.splitlines()
+                     if line.startswith("Role:")), "down")  # fmt: skip
+        roles[member] = role
+    return roles
+
+
+def _serve(netns: str, rundir: Path, name: str) -> None:
     run(
         [
             "ovsdb-server", "--detach", "--no-chdir",
@@ -34,7 +69,7 @@ def _ovsdb_server(netns: str, rundir: Path, name: str, schema: Path | None) -> N
             f"--log-file={rundir / name}.log",
             f"--unixctl={rundir / name}.ctl",
             f"--remote=punix:{rundir / name}.sock",
-            str(db),
+            str(rundir / f"{name}.db"),
         ],
         netns=netns,
         env=_env(rundir),
@@ -45,19 +80,39 @@ def _ovsdb_server(netns: str, rundir: Path, name: str, schema: Path | None) -> N
 class OvnCentral:
     netns: str
     rundir: Path
+    #: 1: a standalone ovsdb-server per database; 3 or 5: RAFT clusters (nb1..nbN, sb1..sbN)
+    members: int = 1
+
+    def names(self, db: str) -> list[str]:
+        """The ovsdb-server names of ``db`` ("nb" or "sb")."""
+        if self.members == 1:
+            return [db]
+        return [f"{db}{i}" for i in range(1, self.members + 1)]
+
+    def _remote(self, db: str) -> str:
+        return ",".join(f"unix:{self.rundir / n}.sock" for n in self.names(db))
 
     @property
     def nb(self) -> str:
-        return f"unix:{self.rundir / 'nb.sock'}"
+        """NB's remote: one socket, or the comma list of the cluster's members."""
+        return self._remote("nb")
 
     @property
     def sb(self) -> str:
-        return f"unix:{self.rundir / 'sb.sock'}"
+        return self._remote("sb")
 
     def start(self) -> None:
         self.rundir.mkdir(parents=True, exist_ok=True)
-        _ovsdb_server(self.netns, self.rundir, "nb", OVN_SCHEMAS / "ovn-nb.ovsschema")
-        _ovsdb_server(self.netns, self.rundir, "sb", OVN_SCHEMAS / "ovn-sb.ovsschema")
+        if self.members == 1:
+            _ovsdb_server(self.netns, self.rundir, "nb", OVN_SCHEMAS / "ovn-nb.ovsschema")
+            _ovsdb_server(self.netns, self.rundir, "sb", OVN_SCHEMAS / "ovn-sb.ovsschema")
+        else:
+            for db in ("nb", "sb"):
+                _create_cluster(self.rundir, db, self.members)
+                for name in self.names(db):
+                    _serve(self.netns, self.rundir, name)
+            wait_for(lambda: self.leader("nb") and self.leader("sb"), timeout=30,
+                     what="a leader in each cluster")  # fmt: skip
         run(
             [
                 "ovn-northd", "--detach", "--no-chdir",
@@ -73,13 +128,35 @@ class OvnCentral:
 
     def stop_nb(self) -> None:
         """Stop the NB ovsdb-server (its database file stays): an outage of NB."""
-        pid = read_pid(self.rundir / "nb.pid")
-        if pid is not None:
-            kill_pids([pid])
+        for name in self.names("nb"):
+            self.stop_member(name)
 
     def start_nb(self) -> None:
         """Start the NB ovsdb-server again on the database it had."""
-        _ovsdb_server(self.netns, self.rundir, "nb", None)
+        for name in self.names("nb"):
+            _serve(self.netns, self.rundir, name)
+
+    def roles(self) -> dict[str, str]:
+        """Each cluster member's RAFT role ({} for standalone servers)."""
+        return cluster_roles(self.rundir) if self.members > 1 else {}
+
+    def leader(self, db: str) -> str | None:
+        return next((m for m, r in self.roles().items() if m.startswith(db) and r == "leader"),
+                    None)  # fmt: skip
+
+    def stop_member(self, name: str, crash: bool = False) -> None:
+        """Stop one ovsdb-server (``nb``, ``nb2`` ...); with ``crash``, kill -9."""
+        pid = read_pid(self.rundir / f"{name}.pid")
+        if pid is None:
+            return
+        if crash:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        kill_pids([pid])
+        (self.rundir / f"{name}.pid").unlink(missing_ok=True)
+
+    def start_member(self, name: str) -> None:
+        _serve(self.netns, self.rundir, name)
 
     def northd_active(self) -> bool:
         out = run(["ovn-appctl", "-t", str(self.rundir / "northd.ctl"), "status"], check=False)
@@ -124,7 +201,8 @@ class OvnCentral:
         return run(["ovn-sbctl", "--no-leader-only", f"--db={self.sb}", *args]).strip()
 
     def pids(self) -> list[int]:
-        return [p for n in ("nb", "sb", "northd") if (p := read_pid(self.rundir / f"{n}.pid"))]
+        names = [*self.names("nb"), *self.names("sb"), "northd"]
+        return [p for n in names if (p := read_pid(self.rundir / f"{n}.pid"))]
 
 
 @dataclass(frozen=True, slots=True)

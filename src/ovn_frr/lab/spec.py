@@ -60,6 +60,9 @@ class LabSpec:
     links: tuple[LinkSpec, ...] = ()
     #: Start OVN central (NB + SB ovsdb-server, ovn-northd).
     ovn: bool = True
+    #: Members of each of NB and SB: 1 (standalone servers) or 3 or 5 (RAFT clusters on unix
+    #: sockets in the lab's OVN namespace; clients get the comma list of members).
+    ovn_members: int = 1
     #: BGP timers used on lab-rendered sessions (keepalive, hold) and connect retry.
     bgp_timers: tuple[int, int] = (1, 3)
     #: RFC 8950 (5549) style: one IPv6 session per link with the extended-nexthop capability
@@ -78,6 +81,8 @@ class LabSpec:
             raise SpecError("node and peer names must be unique")
         if "ovn" in names:
             raise SpecError("'ovn' is reserved for the OVN central namespace")
+        if self.ovn_members not in (1, 3, 5):
+            raise SpecError(f"ovn_members: {self.ovn_members} (1, 3 or 5)")
         pairs = set()
         for link in self.links:
             for end in (link.a, link.b):
