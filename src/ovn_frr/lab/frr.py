@@ -9,6 +9,7 @@ import os
 import re
 import signal
 import subprocess
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -157,11 +158,18 @@ class FrrInstance:
     def pids(self) -> list[int]:
         return [p for d in self.daemons if (p := read_pid(self.rundir / f"{d}.pid"))]
 
-    def apply(self, config: str) -> None:
-        try:
-            self.vtysh.apply(config)
-        except VtyshError as exc:
-            raise LabError(f"{self.name}: {exc}") from None
+    def apply(self, config: str, timeout: float = 15.0) -> None:
+        """Apply ``config`` with vtysh -f. FRR 9+ (mgmtd) refuses a config session while
+        another one (the agent's batch, say) holds the candidate datastore: tried again."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self.vtysh.apply(config)
+                return
+            except VtyshError as exc:
+                if "locked by another session" not in str(exc) or time.monotonic() > deadline:
+                    raise LabError(f"{self.name}: {exc}") from None
+            time.sleep(0.2)
 
     def show(self, command: str) -> Any:
         try:
