@@ -52,7 +52,11 @@ mnt --rbind /sys "$root/sys"; mount --make-rslave "$root/sys"
 mnt --rbind /dev "$root/dev"; mount --make-rslave "$root/dev"
 mnt -t tmpfs tmpfs "$root/run"
 mkdir -p /run/netns "$root/run/netns" "$root/src"
-mount --make-shared /run/netns 2>/dev/null || mount --bind /run/netns /run/netns && mount --make-shared /run/netns
+# namespaces made inside appear outside too (and the reverse): /run/netns a shared mount
+if ! mount --make-shared /run/netns 2>/dev/null; then
+    mount --bind /run/netns /run/netns
+    mount --make-shared /run/netns
+fi
 mnt --bind /run/netns "$root/run/netns"
 mnt --bind "$here" "$root/src"
 for f in /etc/resolv.conf /etc/pip.conf /etc/ssl/certs/ca-certificates.crt; do

@@ -96,8 +96,8 @@ def test_ovn_and_ovn_frr_never_fight(env: Env) -> None:
         routes = lab.frr["tor1"].show("show bgp ipv4 unicast json")["routes"]
         mine = {p: paths for p, paths in routes.items()
                 if any(x.get("peerId") == "10.255.0.1" for x in paths)}  # fmt: skip
-        return mine if env.dgp.snat_ip + "/32" in mine and env.gr.egress_ip + "/32" in mine \
-            else None  # fmt: skip
+        wanted = {f"{env.dgp.snat_ip}/32", f"{env.gr.egress_ip}/32"}
+        return mine if wanted <= mine.keys() else None
 
     mine = wait_for(announced, timeout=30, what="both routers' prefixes at tor1")
     assert all(len(paths) == 1 for paths in mine.values()), json.dumps(mine)[:2000]

@@ -82,12 +82,7 @@ class Chaos:
     def rows(self) -> list[Row]:
         """Every row ovn-frr owns for node1, read in one transaction."""
         assert self.lab.ovn is not None
-        writer = BulkWriter(self.lab.ovn.nb, NODE)
-        try:
-            owned = writer.owned()[0]
-        finally:
-            writer.close()
-        return [(u, r.prefix, r.nexthop) for u, r in owned.items()]
+        return [(u, r.prefix, r.nexthop) for u, r in self.lab.ovn.owned(NODE).items()]
 
     def zebra(self) -> set[tuple[str, str]]:
         """(prefix, next hop) of every BGP route zebra selected on node1."""

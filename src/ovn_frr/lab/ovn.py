@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ovn_frr.core.model import OwnedRoute
 from ovn_frr.lab.proc import LabError, kill_pids, read_pid, run, wait_for
 from ovn_frr.ovn import bulk, jsonrpc
 from ovn_frr.ovn.db import OvnError
@@ -177,17 +178,20 @@ class OvnCentral:
         except OvnError as exc:
             raise LabError(f"{remote}: {exc}") from None
 
-    def owned_rows(self, router: str, chassis: str) -> list[tuple[str, str, str]]:
-        """(prefix, next hop, output port) of the static routes on ``router`` that ovn-frr
-        wrote for ``chassis``, read as the agent reads them (one transaction: the agent may be
-        writing meanwhile)."""
+    def owned(self, chassis: str) -> dict[str, OwnedRoute]:
+        """Row UUID -> every static route ovn-frr wrote for ``chassis``, read as the agent
+        reads them (one transaction: the agent may be writing meanwhile)."""
         writer = bulk.BulkWriter(self.nb, chassis)
         try:
-            rows = writer.owned()[0].values()
+            return writer.owned()[0]
         except OvnError as exc:
             raise LabError(f"{self.nb}: {exc}") from None
         finally:
             writer.close()
+
+    def owned_rows(self, router: str, chassis: str) -> list[tuple[str, str, str]]:
+        """(prefix, next hop, output port) of :meth:`owned` on ``router``."""
+        rows = self.owned(chassis).values()
         return [(r.prefix, r.nexthop, r.output_port or "") for r in rows if r.router == router]
 
     def owned_routes(self, router: str, chassis: str) -> dict[str, set[str]]:
