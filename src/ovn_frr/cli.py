@@ -92,7 +92,7 @@ def run(config_file: str) -> None:
         cfg,
         chassis,
         Vtysh(cfg.frr.vty_socket_dir, no_fork=has_no_fork(run_subprocess)),
-        nb_connection(cfg.ovn.nb),
+        nb_connection(cfg.ovn.nb, chassis),
         sb_connection(cfg.ovn.sb, chassis),
         sock,
     )

@@ -228,6 +228,7 @@ def test_a_failing_apply_keeps_the_last_good_config_and_is_retried(
     wait_for(lambda: egress in tor1(lab), timeout=30, what="EgressIP at tor1")
     node1.apply("router bgp 65099 vrf blue\nexit\n")
     nb("lr-add", "tenant-blue", "--", "set", "Logical_Router", "tenant-blue",
+       "options:chassis=node1",  # a router on this chassis (OVN has it nowhere else)
        "options:dynamic-routing=true", "options:dynamic-routing-vrf-name=blue",
        "options:dynamic-routing-redistribute=connected")  # fmt: skip
     nb("lrp-add", "tenant-blue", "lrp-blue", "02:00:00:00:0b:01", "10.77.0.1/24")

@@ -91,7 +91,9 @@ def test_hijack_guard(imp: ImportLab) -> None:
     got = wait_for(rejections, timeout=10, what="rejections reported")
     routes = imp.routes()
     assert not {own_subnet, pod, nat} & set(routes)
-    assert got[pod] == ("hijack", f"overlaps {pod} (LSP default_pod-0) owned by OVN")
+    # the pod is bound on no chassis here: its switch is not monitored on node1, the node
+    # subnet of the cluster router (reached from GR_node1 through the join switch) is
+    assert got[pod] == ("hijack", f"overlaps {own_subnet} (port rtos-node1) owned by OVN")
     assert got[nat][1].startswith(f"overlaps {nat} (NAT {imp.topo.egress_ip}")
     # logged per router and reason with a count, not one line per prefix
     logged = [x for x in imp.agent.output().splitlines() if "routes_rejected" in x]

@@ -10,7 +10,7 @@ from ovn_frr.core.importer import diff_routes
 from ovn_frr.core.model import DesiredRoute
 from ovn_frr.lab import Lab, LabSpec, wait_for
 from ovn_frr.lab.nbwatch import RouteMonitor, StaticRouteCount
-from ovn_frr.ovn.bulk import BulkWriter, RouterGone
+from ovn_frr.ovn.bulk import BulkWriter, EarlierWriteLanded, RouterGone
 
 
 def test_each_chassis_sweeps_only_its_own_rows(make_lab: Callable[[LabSpec], Lab]) -> None:
@@ -99,3 +99,39 @@ def test_a_next_hop_change_is_one_transaction(make_lab: Callable[[LabSpec], Lab]
             assert writer.owned()[1] == router
         finally:
             writer.close()
+
+
+def test_a_write_whose_answer_was_lost_is_never_doubled(
+    make_lab: Callable[[LabSpec], Lab],
+) -> None:
+    """A write whose answer never came (leader killed, connection cut) guards every later
+    write: one planned without its rows aborts (the caller reads them back), one after it
+    never landed commits and drops the guard."""
+    lab = make_lab(LabSpec())
+    assert lab.ovn is not None
+    lab.ovn.nbctl("lr-add", "r1")
+    router = {"r1": lab.ovn.nbctl("--bare", "--columns=_uuid", "find", "Logical_Router",
+                                  "name=r1")}  # fmt: skip
+    w = BulkWriter(lab.ovn.nb, "node1")
+    try:
+        route = DesiredRoute("r1", "198.51.100.0/24", "10.0.0.1", "")
+        landed = w.new_rows([route])
+        w.write(landed, (), router)
+        w.unsure.append(landed[0].uuid)  # as if its answer had been lost
+        again = w.new_rows([route])  # planned from a read that did not show it yet
+        with pytest.raises(EarlierWriteLanded):
+            w.write(again, (), router)
+        assert w.unsure == [landed[0].uuid]
+        assert set(w.owned()[0]) == {landed[0].uuid}  # read back: known, no longer a guard
+        assert w.unsure == []
+
+        lost = w.new_rows([DesiredRoute("r1", "203.0.113.0/24", "10.0.0.1", "")])
+        w.unsure.append(lost[0].uuid)  # lost for real: never written
+        retry = w.new_rows([DesiredRoute("r1", "203.0.113.0/24", "10.0.0.1", "")])
+        assert w.write(retry, (), router) == (1, 0)
+        assert w.unsure == []
+        assert {r.prefix for r in w.owned()[0].values()} == {"198.51.100.0/24",
+                                                             "203.0.113.0/24"}  # fmt: skip
+        assert w.count_owned() == 2
+    finally:
+        w.close()

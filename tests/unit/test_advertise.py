@@ -100,6 +100,26 @@ def test_local_only_connected_networks_follow_the_gateway() -> None:
     assert prefixes(dgp(bound=False)) == set()
 
 
+def test_a_router_whose_gateway_is_elsewhere_is_announced_there_only() -> None:
+    """As OVN's own dynamic routing: the gateway chassis announces a router; another chassis
+    announces nothing of it, unless local-only, then what is bound on that chassis."""
+    elsewhere = RouterPort.of("rtoe-GR_node1", (iface("10.255.0.1/24"),), gateway=True)
+    r = replace(router("connected,connected-as-host,nat,lb,static"),
+                ports=(NODE_PORT, elsewhere))  # fmt: skip
+    assert not r.gateway_here
+    assert prefixes(r) == set()
+    local = replace(r, routing=replace(r.routing, local_only=True))
+    assert prefixes(local) == {"10.244.1.5/32", "172.20.0.10/32"}
+    # pinned nowhere, no gateway port: the router is on every chassis, announced from each
+    everywhere = replace(r, ports=(NODE_PORT,))
+    assert everywhere.distributed
+    assert prefixes(everywhere) == {"10.244.1.0/24", "10.244.1.5/32", "10.244.1.6/32",
+                                    "172.20.0.10/32", "172.20.0.11/32", "10.96.0.10/32",
+                                    "203.0.113.50/32", "10.50.0.0/16"}  # fmt: skip
+    pinned = replace(everywhere, options={**r.options, "chassis": "node2"})
+    assert not pinned.distributed and prefixes(pinned) == set()
+
+
 def test_a_pinned_router_is_local_for_everything() -> None:
     r = router("nat", **{"dynamic-routing-redistribute-local-only": "true"})
     assert prefixes(replace(r, pinned_here=True)) == {"172.20.0.10/32", "172.20.0.11/32"}

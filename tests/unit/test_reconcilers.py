@@ -435,17 +435,18 @@ class FakeDb:
     def __init__(self, remote: str) -> None:
         self.remote = remote
         self.connected = True
+        self.received = (0, 0)
 
 
 class FakeReader:
     """NB and SB as ovn.reader.OvnReader reads them: states to hand out, or an error."""
 
-    def __init__(self, *states: OvnState | OvnError) -> None:
+    def __init__(self, *states: OvnState | OvnError | None) -> None:
         self.nb = FakeDb("unix:nb.sock")
         self.sb = FakeDb("unix:sb.sock")
         self.states = list(states)
 
-    def read(self) -> OvnState:
+    def read(self) -> OvnState | None:
         item = self.states.pop(0) if len(self.states) > 1 else self.states[0]
         if isinstance(item, OvnError):
             raise item
@@ -459,8 +460,9 @@ def test_the_ovn_pipeline_publishes_changes_only_and_keeps_the_last_state_on_err
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     maybe = LogicalRouter.of("r", {"dynamic-routing": "maybe"})
-    reader = FakeReader(OvnError("NB: connection refused"), OvnState((GR,)), OvnState((GR,)),
-                        OvnState((GR, maybe)), OvnState((GR, maybe)))  # fmt: skip
+    # None: the monitors' conditions are settling (rows on their way): nothing published
+    reader = FakeReader(OvnError("NB: connection refused"), OvnState((GR,)), None,
+                        OvnState((GR,)), OvnState((GR, maybe)), OvnState((GR, maybe)))  # fmt: skip
     out: Cell[OvnState | None] = Cell("ovn", None)
 
     watch = OvnWatch(reader, Signal("ovsdb"), out)
@@ -468,14 +470,17 @@ def test_the_ovn_pipeline_publishes_changes_only_and_keeps_the_last_state_on_err
 
     async def main() -> list[int]:
         versions = []
-        for _ in range(5):
+        for _ in range(6):
             await runner.step_once()
             versions.append(out.version)
+            settling.append(watch.status(0.0)["ovn"]["settling"])
         reader.nb.connected = False
         await watch.close()
         return versions
 
-    assert asyncio.run(main()) == [0, 1, 1, 2, 2]  # an error publishes nothing
+    settling: list[bool] = []
+    assert asyncio.run(main()) == [0, 1, 1, 1, 2, 2]  # an error publishes nothing
+    assert settling == [False, False, True, False, False, False]
     assert out.value == OvnState((GR, maybe))
     assert runner.failures == 1
     logged = [r.getMessage() for r in caplog.records if "intent_ignored" in r.getMessage()]

@@ -47,7 +47,13 @@ def _router(r: LogicalRouter, state: OvnState, out: set[Announcement]) -> None:
     gateway_here = r.gateway_here
 
     def here(bound: bool) -> bool:
-        return not routing.local_only or r.pinned_here or bound
+        # as OVN's own dynamic routing: a router is announced from its gateway chassis (where
+        # it is pinned, or where its gateway port is active); with local-only, each object
+        # also from the chassis where it is bound (and only from there). A router pinned
+        # nowhere and without a gateway port is on every chassis: announced from each.
+        if routing.local_only:
+            return r.pinned_here or bound
+        return gateway_here or r.distributed
 
     def add(prefix: Network, source: str) -> None:
         out.add(Announcement(routing.vrf, prefix, source))

@@ -305,6 +305,9 @@ class RouterPort:
     #: UUID of the logical switch behind the port ("" none)
     switch: str = ""
     options: Mapping[str, str] = field(default_factory=dict)
+    #: a distributed gateway port (gateway chassis or HA chassis group): the router is served
+    #: where its chassisredirect binding is active
+    gateway: bool = False
 
     @classmethod
     def of(
@@ -314,9 +317,12 @@ class RouterPort:
         options: Mapping[str, str] | None = None,
         bound_here: bool = False,
         switch: str = "",
+        gateway: bool = False,
     ) -> RouterPort:
         opts = dict(options or {})
-        return cls(name, networks, PortRouting.parse(name, opts), bound_here, switch, opts)
+        gateway = gateway or bound_here or "redirect-chassis" in opts
+        return cls(name, networks, PortRouting.parse(name, opts), bound_here, switch, opts,
+                   gateway)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -350,6 +356,11 @@ class LogicalRouter:
     def gateway_here(self) -> bool:
         """The router is served on this chassis: pinned here, or a gateway port bound here."""
         return self.pinned_here or any(p.bound_here for p in self.ports)
+
+    @property
+    def distributed(self) -> bool:
+        """Pinned nowhere and without a gateway port: the router is on every chassis."""
+        return "chassis" not in self.options and not any(p.gateway for p in self.ports)
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,21 +8,28 @@ Each scenario ends when NB holds exactly what zebra selected, and reports:
   different row UUID for the same prefix and next hop);
 - ``ecmp_gaps``: ECMP prefixes that, in some committed NB state, missed a leg they kept in BGP
   throughout (watched transaction by transaction);
-- ``converge_s``: from the fault's end (the agent, FRR or NB started again) to NB = zebra.
+- ``converge_s``: from the fault's end (the agent, FRR or NB started again; for a cluster
+  leader, its kill: the cluster heals by itself) to NB = zebra.
+
+The SB leader scenario checks the other direction: what the agent announces must stay at the
+ToR throughout (``readded``: BGP UPDATEs the ToR received from node1 meanwhile, each one a
+withdrawal or a re-announcement; ``ecmp_gaps``: samples of the ToR's table missing one of the
+prefixes).
 """
 
 from __future__ import annotations
 
 import ipaddress
 import itertools
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ovn_frr.lab.agent import AgentProcess
 from ovn_frr.lab.lab import Lab
-from ovn_frr.lab.nbtopo import OpenShiftNode, openshift_node
+from ovn_frr.lab.nbtopo import OpenShiftNode, openshift_node, openstack_router
 from ovn_frr.lab.nbwatch import RouteMonitor
 from ovn_frr.lab.proc import wait_for
 from ovn_frr.lab.spec import LabSpec, LinkSpec, NodeSpec, PeerSpec
@@ -220,6 +227,150 @@ class Chaos:
         self.clear(stable + moving, [], timeout)
         return fig
 
+    # --- clustered NB/SB: the leader killed ---------------------------------------------------
+
+    def _kill_leader(self, db: str) -> str:
+        """kill -9 of ``db``'s cluster leader; returns its name once another leads."""
+        ovn = self.lab.ovn
+        assert ovn is not None and ovn.members > 1, "a clustered lab (chaos_lab(members=3))"
+        old = ovn.leader(db)
+        assert old is not None, f"no {db} leader"
+        ovn.stop_member(old, crash=True)
+        wait_for(lambda: (lead := ovn.leader(db)) is not None and lead != old, timeout=60,
+                 what=f"a new {db} leader after {old}")  # fmt: skip
+        return old
+
+    def _bgp_in_zebra(self) -> int:
+        """How many BGP routes zebra has on node1 (its summary: cheap at any size)."""
+        data = self.lab.frr[NODE].show("show ip route summary json")
+        return sum(
+            int(r.get("rib", 0))
+            for r in data.get("routes", ())
+            if r.get("type") in ("bgp", "ebgp", "ibgp")
+        )
+
+    def _rejoin(self, name: str) -> None:
+        """Start a killed member again; wait until every member is in the cluster."""
+        ovn = self.lab.ovn
+        assert ovn is not None
+        ovn.start_member(name)
+        wait_for(lambda: "down" not in ovn.roles().values(), timeout=60,
+                 what=f"{name} back in its cluster")  # fmt: skip
+
+    def nb_leader_kill_import(self, n: int, e: int, timeout: float = 300) -> Figures:
+        """kill -9 of NB's cluster leader in the middle of an import of n + e (ECMP)."""
+        fig = Figures("NB leader kill -9 mid-import", n, e)
+        single, ecmp = prefixes(n), prefixes(e, start=n)
+        assert self.lab.ovn is not None
+        self.lab.announcer("tor2").announce(ecmp)
+        self.lab.announcer("tor1").announce(single + ecmp)
+        # zebra has a part of them: the agent is planning or writing the first of its writes
+        wait_for(lambda: self._bgp_in_zebra() >= (n + e) // 5, timeout=timeout, interval=0.01,
+                 what="the import under way")  # fmt: skip
+        started = time.monotonic()
+        killed = self._kill_leader("nb")
+        before = self.rows()  # what the cluster committed (the new leader's view)
+        fig.notes.append(f"{killed} killed; {len(before)} of {n + 2 * e} rows in NB then")
+        fig.mid = len(before) < n + 2 * e
+        after = self.wait_converged(timeout, "NB = zebra after the NB leader died")
+        fig.converge_s = time.monotonic() - started
+        self._score(fig, before, after)
+        self._rejoin(killed)
+        self.clear(single, ecmp, timeout)
+        return fig
+
+    def nb_leader_kill_churn(self, n: int, churn: int, timeout: float = 300) -> Figures:
+        """kill -9 of NB's cluster leader in the middle of churn (adds, withdrawals and
+        next-hop changes of ``churn`` prefixes each round) over n stable prefixes."""
+        fig = Figures("NB leader kill -9 during churn", n, 0)
+        stable, moving = prefixes(n), prefixes(churn, start=n)
+        extra = prefixes(churn, start=n + churn)
+        before = self.load(stable + moving, [], timeout)
+        tor1, tor2 = self.lab.announcer("tor1"), self.lab.announcer("tor2")
+        killed = ""
+        started = 0.0
+        for rounds in range(1, 9):
+            if rounds % 2:  # next hop tor1 -> tor2, new prefixes in, and back
+                tor2.announce(moving)
+                tor1.withdraw(moving)
+                tor1.announce(extra)
+            else:
+                tor1.announce(moving)
+                tor2.withdraw(moving)
+                tor1.withdraw(extra)
+            time.sleep(0.5)
+            if rounds == 3:
+                started = time.monotonic()
+                killed = self._kill_leader("nb")
+        after = self.wait_converged(timeout, "NB = zebra after the NB leader died")
+        fig.converge_s = time.monotonic() - started
+        fig.notes.append(f"{killed} killed in round 3 of 8 churn rounds of {churn} prefixes")
+        self._score(fig, [r for r in before if r[1] in set(stable)], after)
+        self._rejoin(killed)
+        self.clear(stable + moving, [], timeout)
+        return fig
+
+    def sb_leader_kill(self, timeout: float = 120) -> Figures:
+        """kill -9 of SB's cluster leader while node1 announces a Neutron router whose gateway
+        port is active on node1 (what it announces depends on SB's port bindings): the
+        prefixes stay at tor1 throughout, and tor1 receives no UPDATE from node1."""
+        lab = self.lab
+        assert lab.ovn is not None
+        stack = openstack_router(lab, gateway_chassis=(NODE,))
+        lab.ovn.nbctl("set", "Logical_Router", stack.router, "options:dynamic-routing=true",
+                      "options:dynamic-routing-redistribute=connected,nat,lb")  # fmt: skip
+        # node1's gateway binding, as its ovn-controller would claim it (this lab runs none)
+        sb = lab.ovn.sbctl
+        sb("--may-exist", "chassis-add", NODE, "geneve", "127.0.0.1")
+        cr = f"cr-{stack.gateway_port}"
+        find = ("--bare", "--columns=_uuid", "find", "Port_Binding", f"logical_port={cr}")
+        wait_for(lambda: sb(*find), timeout=30, what=f"northd made {cr}")
+        sb("lsp-bind", cr, NODE)
+        want = {"172.24.4.0/24", stack.tenant_subnet, *(f"{ip}/32" for ip in stack.fips),
+                f"{stack.lb_fip}/32"}  # fmt: skip
+        tor1 = lab.frr["tor1"]
+        wait_for(lambda: want <= set(tor1.bgp_prefixes()), timeout=timeout,
+                 what="the Neutron router's prefixes at tor1")  # fmt: skip
+        fig = Figures("SB leader kill -9 (announcements)", len(want), 0)
+        link = lab.link("tor1", NODE)
+        node1 = (str(link.peer_v4), str(link.peer_v6))
+        time.sleep(3)  # let the announcements settle (all UPDATEs sent)
+
+        def updates() -> int:
+            data = tor1.show("show bgp neighbors json")
+            return sum(int(data.get(a, {}).get("messageStats", {}).get("updatesRecv", 0))
+                       for a in node1)  # fmt: skip
+
+        missing: list[int] = []
+        stop = threading.Event()
+
+        def sample() -> None:
+            while not stop.wait(0.2):
+                missing.append(len(want - set(tor1.bgp_prefixes())))
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        received = updates()
+        sampler.start()
+        try:
+            started = time.monotonic()
+            killed = self._kill_leader("sb")
+            fig.converge_s = time.monotonic() - started  # here: the election
+            self._rejoin(killed)
+            time.sleep(5)  # the agent's SB IDL on the new leader, ovn-controller too
+        finally:
+            stop.set()
+            sampler.join()
+        fig.readded = updates() - received
+        fig.ecmp_gaps = sum(1 for m in missing if m)
+        fig.rows = len(want)
+        fig.notes.append(f"{killed} killed; tor1 sampled {len(missing)} times")
+        # the agent reads the new leader: the gateway leaving node1 takes its share away
+        sb("lsp-unbind", cr)
+        wait_for(lambda: not want & set(tor1.bgp_prefixes()), timeout=timeout,
+                 what="the gateway's share withdrawn after the SB failover")  # fmt: skip
+        lab.ovn.nbctl("lr-del", stack.router)
+        return fig
+
     @staticmethod
     def _score(fig: Figures, kept: list[Row], after: list[Row]) -> None:
         """``kept``: rows of prefixes that did not change (their next hops included)."""
@@ -230,9 +381,10 @@ class Chaos:
 
 
 @contextmanager
-def chaos_lab(agent_config: str = "") -> Iterator[Chaos]:
-    """The lab with the agent running (its default replay hold: FRR restarts are part of it)."""
-    with Lab(SPEC) as lab:
+def chaos_lab(agent_config: str = "", members: int = 1) -> Iterator[Chaos]:
+    """The lab with the agent running (its default replay hold: FRR restarts are part of it);
+    ``members``: NB and SB as RAFT clusters of that many members."""
+    with Lab(replace(SPEC, ovn_members=members)) as lab:
         chaos = Chaos(lab, openshift_node(lab), agent_config)
         try:
             lab.wait_bgp_up()

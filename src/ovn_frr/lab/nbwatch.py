@@ -69,6 +69,8 @@ class RouteMonitor(_ClientWatch):
         self.min_after_armed: dict[str, int] = {}
         #: per prefix: when (time.monotonic()) an update last touched its rows
         self.changed_at: dict[str, float] = {}
+        #: when each update (one committed transaction) arrived
+        self.update_times: list[float] = []
         # the first line is the initial contents (possibly an empty table, then no line)
         super().__init__(["monitor", "--format=json", nb_remote, "OVN_Northbound",
                           "Logical_Router_Static_Route", "ip_prefix,nexthop"])  # fmt: skip
@@ -82,6 +84,7 @@ class RouteMonitor(_ClientWatch):
             elif action in ("initial", "insert", "new"):
                 self.rows[row] = (prefix, nexthop)
         self.updates += 1
+        self.update_times.append(now)
         counts = self._counts()
         for prefix, want in self._armed.items():
             n = counts.get(prefix, 0)
@@ -101,6 +104,10 @@ class RouteMonitor(_ClientWatch):
             n = self._counts().get(prefix, 0)
             if n >= rows:
                 self.min_after_armed[prefix] = n
+
+    def first_update_after(self, t: float) -> float | None:
+        with self._lock:
+            return next((u for u in self.update_times if u > t), None)
 
     def count(self, prefix: str) -> int:
         with self._lock:

@@ -14,6 +14,14 @@ static routes ovn-frr did not write, for ``static`` redistribution) and linked i
 ``static_routes``; they are removed by unlinking (the table is not a root table, so ovsdb-server
 garbage-collects them). Only rows the caller observed carrying this chassis' marker are
 unlinked. Large changes go in chunks so that ovsdb-server also serves other clients meanwhile.
+
+A write whose answer never came (the connection or the cluster's leader died while it was in
+flight) may have landed or not, and a read right after it cannot always tell (a new leader
+commits it a moment later). Such a write is not repeated blindly: every later write carries a
+``wait`` that fails unless its first row is absent, so a write planned without it aborts
+(:class:`EarlierWriteLanded`; the caller reads the rows back) instead of doubling it. The guard
+goes once the rows are read back with it, or a guarded write commits (then it never landed:
+ovsdb-server orders that commit after anything of the old leader's log).
 """
 
 from __future__ import annotations
@@ -46,12 +54,28 @@ class BulkWriter:
         self.chassis = chassis
         self.chunk = chunk
         self._client = Client(remote)
+        #: the first row of each write whose outcome is unknown
+        self.unsure: list[str] = []
 
     def close(self) -> None:
         self._client.close()
 
-    def _call(self, ops: Sequence[dict[str, Any]]) -> list[Any]:
-        return self._client.call(ops)
+    def _call(self, ops: Sequence[dict[str, Any]], fresh: bool = False) -> list[Any]:
+        return self._client.call(ops, fresh)
+
+    def _write(self, ops: list[dict[str, Any]], first: str | None) -> list[Any]:
+        """One write with the guards; ``first``: its first inserted row."""
+        guards = [_absent(u) for u in self.unsure]
+        try:
+            results = self._call(guards + ops)
+        except OvnError as exc:
+            if exc.op is not None and exc.op < len(guards):
+                raise EarlierWriteLanded(self.unsure[exc.op]) from None
+            if first is not None:
+                self.unsure.append(first)  # no answer, or an answer that does not settle it
+            raise
+        del self.unsure[: len(guards)]  # committed after them: they never landed
+        return results[len(guards) :]
 
     def count_owned(self) -> int:
         """How many rows carry this chassis' marker: an ``update`` that changes nothing
@@ -72,7 +96,7 @@ class BulkWriter:
              "columns": ["_uuid", "ip_prefix", "nexthop", "output_port"]},
             {"op": "select", "table": "Logical_Router", "where": [],
              "columns": ["_uuid", "name", "static_routes"]},
-        ])  # fmt: skip
+        ], fresh=True)  # fmt: skip
         router_of: dict[str, tuple[str, str]] = {}
         for lr in routers["rows"]:
             for ref in atoms(lr["static_routes"]):
@@ -85,6 +109,8 @@ class BulkWriter:
                 name, home = router_of[uuid]
                 homes[name] = home
                 port = atoms(row["output_port"])
+                if uuid in self.unsure:
+                    self.unsure.remove(uuid)  # it landed, and is known now
                 out[uuid] = OwnedRoute.of(
                     uuid,
                     sys.intern(name),
@@ -127,7 +153,7 @@ class BulkWriter:
                 ops = ([_unlink(routers[name], [r.uuid for r in old])] if old else []) + (
                     _insert(routers[name], new, self.chassis) if new else []
                 )
-                results = self._call(ops)
+                results = self._write(ops, new[0].uuid if new else None)
                 if any(r.get("count") == 0 for r in results if "count" in r):
                     gone.append(name)
                     break
@@ -136,6 +162,14 @@ class BulkWriter:
         if gone:
             raise RouterGone(gone)
         return inserted, removed
+
+
+class EarlierWriteLanded(OvnError):
+    """A write whose outcome was unknown did land: read the rows back, then plan again."""
+
+    def __init__(self, uuid: str) -> None:
+        super().__init__(f"a write whose answer was lost did land (row {uuid}): "
+                         "read the rows back")  # fmt: skip
 
 
 class RouterGone(OvnError):
@@ -169,6 +203,12 @@ def _chunks(
             out_old, out_new = [], []
     if out_old or out_new:
         yield out_old, out_new
+
+
+def _absent(uuid: str) -> dict[str, Any]:
+    """An op that aborts its transaction if route row ``uuid`` exists."""
+    return {"op": "wait", "timeout": 0, "table": LRSR, "where": [["_uuid", "==", ["uuid", uuid]]],
+            "columns": ["_uuid"], "until": "==", "rows": []}  # fmt: skip
 
 
 def _uuid4() -> str:

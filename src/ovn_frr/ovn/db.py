@@ -8,7 +8,9 @@ labs in one test process, coexist. Writes of owned routes go through :mod:`ovn_f
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import queue
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -25,13 +27,51 @@ T = TypeVar("T")
 
 
 class _Idl(connection.OvsdbIdl):  # type: ignore[misc]
-    """The IDL with a change hook (called in the IDL thread)."""
+    """The IDL with a change hook (called in the IDL thread): on row changes, and when
+    ovsdb-server acks a condition change (which may change no row)."""
 
     on_change: Callable[[], None] | None = None
+    #: bytes received on earlier connections, the current one's, and its counter
+    _bytes_before = 0
+    _bytes_now = 0
+    _rpc: Any = None
+    #: updates received (ovsdb-server's update notifications that changed rows)
+    updates = 0
 
     def notify(self, event: str, row: Any, updates: Any = None) -> None:
         if self.on_change is not None:
             self.on_change()
+
+    def run(self) -> bool:
+        acked = self.cond_seqno
+        seqno = self.change_seqno
+        changed: bool = super().run()
+        if self.change_seqno != seqno:
+            self.updates += 1
+        rpc = getattr(self._session, "rpc", None)
+        if rpc is not self._rpc:
+            self._bytes_before += self._bytes_now
+            self._rpc, self._bytes_now = rpc, 0
+        if rpc is not None:
+            self._bytes_now = rpc.get_received_bytes()
+        if self.cond_seqno != acked and self.on_change is not None:
+            self.on_change()
+        return changed
+
+    @property
+    def received_bytes(self) -> int:
+        return self._bytes_before + self._bytes_now
+
+
+class _Wake:
+    """A no-op in ovsdbapp's transaction queue: the IDL thread wakes up and sends the
+    condition changes set meanwhile (its poll loop does not watch them)."""
+
+    def __init__(self) -> None:
+        self.results: queue.Queue[None] = queue.Queue()
+
+    def do_commit(self) -> None:
+        return None
 
 
 def set_ssl(key: str | None, cert: str | None, ca: str | None) -> None:
@@ -97,11 +137,39 @@ class OvsdbConnection:
             self._conn = None
 
     @property
+    def received(self) -> tuple[int, int]:
+        """Bytes and row updates received from ovsdb-server since start (what this chassis
+        costs the database: the monitors' conditions keep both to this chassis' share)."""
+        idl = self._idl
+        return (idl.received_bytes, idl.updates) if idl is not None else (0, 0)
+
+    @property
     def connected(self) -> bool:
         # the ovs IDL has no public "connected now" (has_ever_connected() is sticky); its
         # jsonrpc session knows
         session = getattr(self._idl, "_session", None)
         return session is not None and bool(session.is_connected())
+
+    def set_conditions(self, conditions: Mapping[str, list[Any]]) -> bool:
+        """Monitor each table with its condition (only those that differ are sent). Returns
+        whether the IDL is still waiting for a condition to take effect: False once all are
+        acked by ovsdb-server and ``conditions`` asked for nothing new (the rows are those
+        that match them)."""
+        assert self._conn is not None and self._idl is not None, "not started"
+        changed = False
+        with self._conn.lock:
+            for table, cond in conditions.items():
+                if self._idl.tables[table].condition_state.latest != (cond or [False]):
+                    self._idl.cond_change(table, cond)
+                    changed = True
+            pending = changed or any(
+                t.condition_state.new is not None or t.condition_state.requested is not None
+                for t in self._idl.tables.values()
+            )
+        if changed:
+            with contextlib.suppress(queue.Full):  # a wake-up already queued is enough
+                self._conn.txns.put_nowait(_Wake())
+        return pending
 
     def read(self, fn: Callable[[Any], T]) -> T:
         """Run ``fn(idl)`` with the IDL quiescent (blocking)."""

@@ -3,9 +3,12 @@ through the IDL: the owned route rows (:mod:`ovn_frr.ovn.bulk`) and the routers 
 routes (:mod:`ovn_frr.ovn.reader`).
 
 A remote may be a comma list (the members of a clustered database, as ovn-controller takes
-them): a connection goes to the first member that accepts, starting after the one that failed
-last, so a dead member costs one failed connect, not every request. A transaction sent to a
-follower is forwarded to the leader by ovsdb-server.
+them). A connection goes to the cluster's leader, as the IDL's and ovn-nbctl's do by default:
+a member is asked (``_Server``) whether it is the leader and connected to the cluster, and
+left otherwise. A follower would forward writes, but it answers reads from its own copy, which
+may lag behind what the leader committed: the rows read back after a failed write must
+include every write that landed. The search starts after the member that failed last, so a
+dead member costs one failed connect, not every request.
 """
 
 from __future__ import annotations
@@ -31,9 +34,12 @@ def members(remote: str) -> list[str]:
     return [r.strip() for r in remote.split(",") if r.strip()]
 
 
-def connect(remote: str, start: int = 0) -> tuple[ovs.jsonrpc.Connection, int]:
-    """A connection to the first member that accepts, trying from ``start``; returns it and
-    that member's index (blocking)."""
+def connect(
+    remote: str, start: int = 0, leader_of: str | None = None
+) -> tuple[ovs.jsonrpc.Connection, int]:
+    """A connection to the first member that accepts, trying from ``start`` (with
+    ``leader_of``: the first that is that database's leader); returns it and that member's
+    index (blocking)."""
     parts = members(remote)
     errors = []
     for i in range(len(parts)):
@@ -41,10 +47,40 @@ def connect(remote: str, start: int = 0) -> tuple[ovs.jsonrpc.Connection, int]:
         error, stream = ovs.stream.Stream.open_block(
             ovs.stream.Stream.open(parts[k]), CONNECT_TIMEOUT_MS
         )
-        if not error:
-            return ovs.jsonrpc.Connection(stream), k
-        errors.append(f"{parts[k]}: {os.strerror(error)}")
+        if error:
+            errors.append(f"{parts[k]}: {os.strerror(error)}")
+            continue
+        conn = ovs.jsonrpc.Connection(stream)
+        why = _not_leader(conn, leader_of) if leader_of else None
+        if why is None:
+            return conn, k
+        conn.close()
+        errors.append(f"{parts[k]}: {why}")
     raise OvnError(f"cannot connect to {'; '.join(errors) or 'no remote'}")
+
+
+def _not_leader(conn: ovs.jsonrpc.Connection, db: str) -> str | None:
+    """Why this server may not serve ``db``'s reads and writes (None: it may): a clustered
+    member that is not the leader or not connected to its cluster."""
+    request = ovs.jsonrpc.Message.create_request("transact", ["_Server", {
+        "op": "select", "table": "Database", "where": [["name", "==", db]],
+        "columns": ["model", "leader", "connected"]}])  # fmt: skip
+    error, reply = conn.transact_block(request)
+    if error:
+        return f"no answer on _Server ({os.strerror(error)})"
+    if reply.error or not reply.result or "rows" not in reply.result[0]:
+        return None  # a server without _Server (not clustered)
+    rows = reply.result[0]["rows"]
+    if not rows:
+        return f"does not serve {db}"
+    row = rows[0]
+    if row.get("model") != "clustered":
+        return None
+    if not row.get("connected"):
+        return "a cluster member cut off from its cluster"
+    if not row.get("leader"):
+        return "not the cluster leader"
+    return None
 
 
 def transact(
@@ -62,7 +98,9 @@ def transact(
     results: list[Any] = reply.result or []
     for i, result in enumerate(results):
         if isinstance(result, dict) and "error" in result:
-            raise OvnError(f"{db} transact op {i}: {result['error']}: {result.get('details')}")
+            exc = OvnError(f"{db} transact op {i}: {result['error']}: {result.get('details')}")
+            exc.op = i
+            raise exc
     return results
 
 
@@ -104,9 +142,16 @@ class Client:
         #: the member the connection is to ("" none)
         self.connected_to = ""
 
-    def call(self, ops: Sequence[dict[str, Any]]) -> list[Any]:
+    def call(self, ops: Sequence[dict[str, Any]], fresh: bool = False) -> list[Any]:
+        """One transaction; with ``fresh``, on the leader as of now (a leader may have
+        stepped down since the connection was made: it is asked again first)."""
+        if self._conn is not None and fresh and (why := _not_leader(self._conn, self.db)):
+            log.info("ovsdb_jsonrpc_reconnect db=%s remote=%s reason=%s", self.db,
+                     self.connected_to, why)  # fmt: skip
+            self.close()
+            self._member += 1
         if self._conn is None:
-            self._conn, self._member = connect(self.remote, self._member)
+            self._conn, self._member = connect(self.remote, self._member, self.db)
             self.connected_to = members(self.remote)[self._member]
             log.info("ovsdb_jsonrpc_connected db=%s remote=%s", self.db, self.connected_to)
         try:

@@ -1,17 +1,18 @@
 """The one reader of OVN: NB and SB as one frozen :class:`~ovn_frr.core.ovn.OvnState`.
 
-It reads, with each IDL quiescent: from SB the logical ports bound on this chassis (the SB IDL
-monitors port bindings and only this chassis' own Chassis row, so a binding's chassis resolves
-only when it is this one); from NB the routers, their ports and the switches behind them, NATs,
-load balancers, and the static routes that no ovn-frr wrote.
+Both IDLs monitor only what concerns this chassis (:mod:`ovn_frr.ovn.conditions`): from SB this
+chassis' Chassis row and the port bindings on it; from NB the routers this chassis serves, their
+ports, NATs and load balancers, the switches behind them and the switch ports that matter here.
+After each change the conditions are derived again from what arrived, and no state is handed
+out until they are all in force (:meth:`OvnReader.read` returns None meanwhile): a state read
+half-way would be missing routers or ports, and announcements with them.
 
-The NB IDL monitors only the Logical_Router_Static_Route rows ovn-frr did not write (a
-conditional monitor on the constant owner pair): the rows ovn-frr owns can be 100k+ and are
-tracked by :mod:`ovn_frr.ovn.bulk`. For the same reason it does not monitor
-``Logical_Router.static_routes``, so the router of each foreign static route is asked from
-ovsdb-server (one ``select`` per row, in one transaction), only when some router
-redistributes ``static`` and the set of those rows changed (or every ``ask_every`` seconds,
-for a row moved between routers).
+The NB IDL sees Logical_Router_Static_Route rows only while a served router redistributes
+``static``, and then only those ovn-frr did not write (a condition on the constant owner pair):
+the rows ovn-frr owns can be 100k+ and are tracked by :mod:`ovn_frr.ovn.bulk`. For the same
+reason it does not monitor ``Logical_Router.static_routes``, so the router of each foreign
+static route is asked from ovsdb-server (one ``select`` per row, in one transaction), only when
+the set of those rows changed (or every ``ask_every`` seconds, for a row moved between routers).
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ from ovn_frr.core.ovn import (
     SwitchPort,
     Vip,
 )
-from ovn_frr.ovn.bulk import LRSR, OWNER
+from ovn_frr.ovn import conditions
+from ovn_frr.ovn.bulk import LRSR
 from ovn_frr.ovn.db import OvsdbConnection
 from ovn_frr.ovn.jsonrpc import Client
 
@@ -43,34 +45,31 @@ log = logging.getLogger(__name__)
 
 NB_TABLES = {
     "Logical_Router": ["name", "options", "ports", "nat", "load_balancer"],
-    "Logical_Router_Port": ["name", "networks", "options"],
+    "Logical_Router_Port": ["name", "networks", "options", "gateway_chassis", "ha_chassis_group"],
     "Logical_Switch": ["name", "ports", "load_balancer", "other_config"],
     "Logical_Switch_Port": ["name", "addresses", "dynamic_addresses", "type", "options"],
     "NAT": ["external_ip", "type", "logical_port", "external_mac", "options"],
     "Load_Balancer": ["name", "vips", "options"],
     LRSR: ["ip_prefix", "policy", "options", "external_ids"],
 }
-#: the static routes ovn-frr did not write (any chassis)
-NOT_OURS = [["external_ids", "excludes", ["map", [list(OWNER)]]]]
 SB_TABLES = {
     "Port_Binding": ["logical_port", "chassis", "type"],
     "Chassis": ["name"],
 }
 
 
-def nb_connection(remote: str) -> OvsdbConnection:
-    return OvsdbConnection(remote, "OVN_Northbound", NB_TABLES, conditions={LRSR: NOT_OURS})
+def nb_connection(remote: str, chassis: str) -> OvsdbConnection:
+    return OvsdbConnection(remote, "OVN_Northbound", NB_TABLES, conditions.initial_nb(chassis))
 
 
 def sb_connection(remote: str, chassis: str) -> OvsdbConnection:
-    """Only what locality needs: port bindings (three columns) and this chassis' own row."""
-    return OvsdbConnection(
-        remote, "OVN_Southbound", SB_TABLES, conditions={"Chassis": [["name", "==", chassis]]}
-    )
+    """Only what locality needs: this chassis' own row and the port bindings on it."""
+    return OvsdbConnection(remote, "OVN_Southbound", SB_TABLES, conditions.initial_sb(chassis))
 
 
 def bound_ports(sb_idl: Any) -> frozenset[str]:
-    """Logical ports bound on this chassis (the only chassis row the SB IDL monitors)."""
+    """Logical ports bound on this chassis (the only chassis row the SB IDL monitors; a
+    binding that arrives before its condition is narrowed has no chassis reference)."""
     return frozenset(
         pb.logical_port for pb in sb_idl.tables["Port_Binding"].rows.values() if pb.chassis
     )
@@ -164,6 +163,7 @@ def read_nb(
                 dict(lrp.options),
                 f"cr-{lrp.name}" in bound,
                 switch_of.get(lrp.name, ""),
+                conditions.is_gateway_port(lrp),
             )
             for lrp in lr.ports
         )
@@ -247,6 +247,8 @@ class OvnReader:
         self._router_of: dict[str, str] = {}
         self._asked: frozenset[str] | None = None
         self._ask_at = 0.0
+        #: reads that found the monitors still settling
+        self.settling = 0
 
     def start(self) -> None:
         """Connect both IDLs (again after a failed start); raises OvnError."""
@@ -254,10 +256,21 @@ class OvnReader:
             if not db.started:
                 db.start()
 
-    def read(self) -> OvnState:
+    def read(self) -> OvnState | None:
+        """The state, or None while the monitors settle (the last state still holds)."""
         self.start()
+        sb_pending = self.sb.set_conditions(
+            self.sb.read(lambda idl: conditions.sb(idl, self.chassis))
+        )
         bound = self.sb.read(bound_ports)
-        state, rows = self.nb.read(lambda idl: read_nb(idl, self.chassis, bound))
+
+        def nb(idl: Any) -> tuple[conditions.Conditions, OvnState, tuple[StaticRow, ...]]:
+            return conditions.nb(idl, self.chassis, bound), *read_nb(idl, self.chassis, bound)
+
+        nb_conditions, state, rows = self.nb.read(nb)
+        if self.nb.set_conditions(nb_conditions) or sb_pending:
+            self.settling += 1
+            return None
         if not redistributes_static(state):
             self._asked = None
             return state

@@ -28,6 +28,9 @@ class Database(Protocol):
     @property
     def connected(self) -> bool: ...
 
+    @property
+    def received(self) -> tuple[int, int]: ...
+
 
 class Reader(Protocol):
     """``ovn.reader.OvnReader`` (blocking)."""
@@ -38,7 +41,9 @@ class Reader(Protocol):
     @property
     def sb(self) -> Database: ...
 
-    def read(self) -> OvnState: ...
+    def read(self) -> OvnState | None:
+        """The state, or None while the monitors settle."""
+        ...
 
     def close(self) -> None: ...
 
@@ -61,6 +66,8 @@ class OvnWatch:
         self.read_at: float | None = None
         self.read_ms = 0.0
         self._problems: tuple[str, ...] = ()
+        #: the last read found the monitors' conditions not yet in force
+        self.settling = False
 
     async def step(self) -> float | None:
         started = self.clock()
@@ -68,6 +75,12 @@ class OvnWatch:
         # read and compare with the last state on this pipeline's thread (a large NB: the
         # event loop must not wait for either)
         state, same = await self.io(self._read, last)
+        if state is None:
+            # rows are on their way (their arrival wakes this pipeline; look again in a
+            # second regardless): the last state holds until then
+            self.settling = True
+            return self.clock() + 1.0
+        self.settling = False
         self.read_at = self.clock()
         self.read_ms = (self.read_at - started) * 1000
         problems = state.problems()
@@ -80,16 +93,17 @@ class OvnWatch:
                      len(state.switches), self.read_ms)  # fmt: skip
         return None
 
-    def _read(self, last: OvnState | None) -> tuple[OvnState, bool]:
+    def _read(self, last: OvnState | None) -> tuple[OvnState | None, bool]:
         state = self.reader.read()
         return state, state == last
 
     def status(self, now: float) -> dict[str, Any]:
         state = self.out.value
         db = {
-            name: {"remote": d.remote, "connected": d.connected}
+            name: {"remote": d.remote, "connected": d.connected,
+                   "received_bytes": d.received[0], "updates": d.received[1]}
             for name, d in (("nb", self.reader.nb), ("sb", self.reader.sb))
-        }
+        }  # fmt: skip
         return {
             "ovn": {
                 **db,
@@ -99,6 +113,7 @@ class OvnWatch:
                     "age_s": round(now - self.read_at, 1) if self.read_at else None,
                     "read_ms": round(self.read_ms, 1),
                 },
+                "settling": self.settling,
             },
             "intent_problems": list(self._problems),
         }  # fmt: skip
@@ -114,6 +129,22 @@ class OvnWatch:
     def samples(self) -> Iterable[Sample]:
         yield Sample("ovnfrr_intent_problems", "gauge", "Malformed dynamic-routing options",
                      len(self._problems))  # fmt: skip
+        for name, d in (("nb", self.reader.nb), ("sb", self.reader.sb)):
+            received, updates = d.received
+            yield Sample(
+                "ovnfrr_ovsdb_received_bytes",
+                "counter",
+                "Bytes received from the OVN database",
+                received,
+                (("db", name),),
+            )
+            yield Sample(
+                "ovnfrr_ovsdb_updates",
+                "counter",
+                "Row updates received from the OVN database",
+                updates,
+                (("db", name),),
+            )
 
     async def trace(self, prefix: Network) -> TracePart:
         return TracePart()

@@ -1,0 +1,170 @@
+"""What the NB and SB IDLs monitor: only rows that concern this chassis (conditional monitors).
+
+The chassis' share of OVN is what ovn-controller calls its local datapaths: the switches with a
+port bound here, the routers behind them, the router pinned here and the routers whose gateway
+port is active here. From SB the agent needs this chassis' Chassis row and the port bindings on
+it; from NB those switches and routers and what hangs off them. An OVSDB condition cannot
+follow a reference, so each set is derived from the rows already received, the way
+ovn-controller conditions SB on its local datapaths:
+
+    SB: Chassis name == this chassis -> Port_Binding chassis == its UUID
+    NB: switch ports bound here (by name) -> the switches holding them -> all their ports
+        -> the router ports that any switch received peers with, and the gateway ports bound
+           here (by name)
+        -> the routers holding them, and the routers pinned here (options:chassis), but
+           not a router pinned to another chassis
+        -> of each: its ports, NATs and load balancers (by UUID; the import's hijack guard
+           keeps routes off every address of the routers reached); and of a router with
+           dynamic routing announced in full here (its gateway here, or on every chassis:
+           pinned nowhere, no gateway port, not local-only): the switches behind its ports
+           (through their router-type ports) with all their ports and load balancers
+        Logical_Router_Static_Route: the rows ovn-frr did not write, only while such a
+        router redistributes ``static``
+
+So a change on another chassis (a pod bound there, its switch, its gateway router) reaches no
+other agent, unless a router announced here in full has it behind its ports (a distributed
+router that is not local-only is announced from every chassis, with every port behind it).
+
+Each function reads an IDL (call it with the IDL quiescent) and returns table -> condition; the
+reader sets them and takes no state as final until every condition it asked for is acked by
+ovsdb-server and the conditions computed from what arrived are those in force (a fixed point:
+a few round trips at start, one for each later step of the chain).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from ovn_frr.core.ovn import OPT_ENABLED, OPT_LOCAL_ONLY, OPT_REDISTRIBUTE
+from ovn_frr.ovn.bulk import LRSR, OWNER
+
+#: the static routes ovn-frr did not write (any chassis)
+NOT_OURS = [["external_ids", "excludes", ["map", [list(OWNER)]]]]
+#: matches no row
+NOTHING: list[Any] = [False]
+
+Conditions = dict[str, list[Any]]
+
+
+def initial_nb(chassis: str) -> Conditions:
+    """Before anything is read: the router pinned here, nothing else."""
+    return {
+        "Logical_Router": [_pinned(chassis)],
+        "Logical_Router_Port": NOTHING,
+        "Logical_Switch": NOTHING,
+        "Logical_Switch_Port": NOTHING,
+        "NAT": NOTHING,
+        "Load_Balancer": NOTHING,
+        LRSR: NOTHING,
+    }
+
+
+def initial_sb(chassis: str) -> Conditions:
+    return {"Chassis": [["name", "==", chassis]], "Port_Binding": NOTHING}
+
+
+def sb(idl: Any, chassis: str) -> Conditions:
+    """Port bindings on this chassis, once its Chassis row is known."""
+    mine = [str(c.uuid) for c in idl.tables["Chassis"].rows.values() if c.name == chassis]
+    return {
+        "Chassis": [["name", "==", chassis]],
+        "Port_Binding": [["chassis", "==", ["uuid", u]] for u in mine] or NOTHING,
+    }
+
+
+def _pinned(chassis: str) -> list[Any]:
+    return ["options", "includes", ["map", [["chassis", chassis]]]]
+
+
+def _refs(row: Any, column: str) -> list[str]:
+    """The UUIDs a reference column holds, also of rows this IDL does not monitor (the
+    column's Python value drops those)."""
+    datum = row._data.get(column) if row._data is not None else None
+    return [] if datum is None else [str(atom.value) for atom in datum.values]
+
+
+def _by_uuid(uuids: Iterable[str]) -> list[Any]:
+    return [["_uuid", "==", ["uuid", u]] for u in sorted(set(uuids))]
+
+
+def _holding(column: str, uuids: Iterable[str]) -> list[Any]:
+    return [[column, "includes", ["uuid", u]] for u in sorted(set(uuids))]
+
+
+def _true(options: Any, key: str) -> bool:
+    return bool(options.get(key, "").strip().lower() == "true")
+
+
+def is_gateway_port(lrp: Any) -> bool:
+    """A distributed gateway port: gateway chassis, an HA chassis group or (old style)
+    options:redirect-chassis."""
+    return bool(_refs(lrp, "gateway_chassis") or _refs(lrp, "ha_chassis_group")
+                or "redirect-chassis" in lrp.options)  # fmt: skip
+
+
+def nb(idl: Any, chassis: str, bound: frozenset[str]) -> Conditions:
+    """NB rows that concern this chassis, given the logical ports bound on it (from SB)."""
+    t = idl.tables
+    lsps = list(t["Logical_Switch_Port"].rows.values())
+    lrps = {str(r.uuid): r for r in t["Logical_Router_Port"].rows.values()}
+    switches = list(t["Logical_Switch"].rows.values())
+    bound_lsps = {str(p.uuid) for p in lsps if p.name in bound}
+    # the local switches, all their ports, the router ports they peer with
+    wanted_lsps: set[str] = set()
+    for ls in switches:
+        ports = _refs(ls, "ports")
+        if bound_lsps.intersection(ports):
+            wanted_lsps.update(ports)
+    # routers are reached through any switch received (local, or behind a router announced
+    # in full), as ovn-controller follows patch ports from its local datapaths
+    peers = {p.options.get("router-port") for p in lsps if p.type == "router"} - {None}
+    gateways = {name[3:] for name in bound if name.startswith("cr-")}
+    local_lrps = [u for u, r in lrps.items() if r.name in peers | gateways]
+    routers = [_pinned(chassis), *_holding("ports", local_lrps)]
+    # the routers' own rows, and, announced in full, what is behind them
+    wanted_lrps: set[str] = set()
+    nats: set[str] = set()
+    lbs: set[str] = set()
+    full_names: set[str] = set()
+    statics = False
+    for lr in t["Logical_Router"].rows.values():
+        options = lr.options
+        if options.get("chassis", chassis) != chassis:
+            continue  # a gateway router of another chassis, reached through a shared switch
+        # every router reached: its networks, NATs and VIPs (the import's hijack guard)
+        ports = _refs(lr, "ports")
+        wanted_lrps.update(ports)
+        nats.update(_refs(lr, "nat"))
+        lbs.update(_refs(lr, "load_balancer"))
+        if not _true(options, OPT_ENABLED):
+            continue
+        mine = [lrps[u] for u in ports if u in lrps]
+        gateway_here = options.get("chassis") == chassis or any(r.name in gateways for r in mine)
+        distributed = "chassis" not in options and not any(is_gateway_port(r) for r in mine)
+        if gateway_here or (distributed and not _true(options, OPT_LOCAL_ONLY)):
+            full_names.update(r.name for r in mine)
+            statics |= "static" in options.get(OPT_REDISTRIBUTE, "")
+    full_peers = {str(p.uuid) for p in lsps
+                  if p.type == "router" and p.options.get("router-port") in full_names}  # fmt: skip
+    for ls in switches:
+        ports = _refs(ls, "ports")
+        if full_peers.intersection(ports):
+            wanted_lsps.update(ports)
+            lbs.update(_refs(ls, "load_balancer"))
+    lsp_conds: list[Any] = [
+        ["name", "==", n] for n in sorted(bound - {f"cr-{g}" for g in gateways})
+    ]
+    lsp_conds += [["options", "includes", ["map", [["router-port", n]]]]
+                  for n in sorted(full_names)]  # fmt: skip
+    return {
+        "Logical_Router": routers,
+        "Logical_Router_Port": [["name", "==", n] for n in sorted(peers | gateways)]
+        + _by_uuid(wanted_lrps)
+        or NOTHING,
+        "Logical_Switch": _holding("ports", bound_lsps | full_peers) or NOTHING,
+        "Logical_Switch_Port": lsp_conds + _by_uuid(wanted_lsps) or NOTHING,
+        "NAT": _by_uuid(nats) or NOTHING,
+        "Load_Balancer": _by_uuid(lbs) or NOTHING,
+        LRSR: NOT_OURS if statics else NOTHING,
+    }

@@ -1,0 +1,201 @@
+"""The reader's conditional monitors on a real NB/SB: a chassis receives the rows that concern
+it (its gateway router, a local-only distributed router, the ports bound on it, a gateway port
+that moves to it) and nothing of another chassis; changes there do not wake it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from ovn_frr.core.ovn import OvnState
+from ovn_frr.lab import Lab, LabSpec, wait_for
+from ovn_frr.lab.ovn import OvnCentral
+from ovn_frr.ovn.reader import OvnReader, nb_connection, sb_connection
+
+ON = ["options:dynamic-routing=true"]
+
+
+def bind(ovn: OvnCentral, port: str, chassis: str) -> None:
+    """Bind ``port`` (once ovn-northd made its binding) to ``chassis``, as its ovn-controller
+    would."""
+    find = ("--bare", "--columns=_uuid", "find", "Port_Binding", f"logical_port={port}")
+    wait_for(lambda: ovn.sbctl(*find), timeout=20, what=f"binding {port}")
+    ovn.sbctl("lsp-unbind", port)
+    ovn.sbctl("lsp-bind", port, chassis)
+
+
+def _node(ovn: OvnCentral, i: int, ports: int) -> None:
+    """An ovn-kubernetes-shaped node: GR_ch<i> pinned to ch<i> (uplink ext<i>) and a pod
+    switch behind the cluster router, with ``ports`` pods bound on ch<i>."""
+    nb, sb = ovn.nbctl, ovn.sbctl
+    sb("chassis-add", f"ch{i}", "geneve", f"127.0.0.{i}")
+    nb(
+        "lr-add",
+        f"GR_ch{i}",
+        "--",
+        "set",
+        "Logical_Router",
+        f"GR_ch{i}",
+        f"options:chassis=ch{i}",
+        *ON,
+        "options:dynamic-routing-redistribute=connected",
+    )
+    nb("lrp-add", f"GR_ch{i}", f"rtoe-GR_ch{i}", f"0a:00:00:00:{i:02x}:01", f"172.18.{i}.2/24")
+    nb("ls-add", f"ext{i}")
+    nb(
+        "lsp-add",
+        f"ext{i}",
+        f"etor-GR_ch{i}",
+        "--",
+        "lsp-set-type",
+        f"etor-GR_ch{i}",
+        "router",
+        "--",
+        "lsp-set-options",
+        f"etor-GR_ch{i}",
+        f"router-port=rtoe-GR_ch{i}",
+        "--",
+        "lsp-set-addresses",
+        f"etor-GR_ch{i}",
+        "router",
+    )
+    nb("ls-add", f"pods{i}")
+    nb("lrp-add", "cluster", f"rtos-pods{i}", f"0a:00:00:01:{i:02x}:01", f"10.244.{i}.1/24")
+    nb("lsp-add", f"pods{i}", f"stor-pods{i}", "--", "lsp-set-type", f"stor-pods{i}", "router",
+       "--", "lsp-set-options", f"stor-pods{i}", f"router-port=rtos-pods{i}")  # fmt: skip
+    for p in range(ports):
+        nb("lsp-add", f"pods{i}", f"pod{i}-{p}", "--", "lsp-set-addresses", f"pod{i}-{p}",
+           f"0a:58:0a:f4:{i:02x}:{p + 2:02x} 10.244.{i}.{p + 2}")  # fmt: skip
+    for p in range(ports):
+        bind(ovn, f"pod{i}-{p}", f"ch{i}")
+
+
+@pytest.fixture
+def central(make_lab: Callable[[LabSpec], Lab]) -> OvnCentral:
+    lab = make_lab(LabSpec())
+    assert lab.ovn is not None
+    lab.ovn.nbctl("lr-add", "cluster")
+    for i in (1, 2, 3):
+        _node(lab.ovn, i, ports=3)
+    # an OpenStack-shaped router: a gateway port (active on ch2) and a tenant network with
+    # one VM on ch1 and one on ch3; local-only, connected-as-host
+    nb = lab.ovn.nbctl
+    nb("lr-add", "neutron", "--", "set", "Logical_Router", "neutron", *ON,
+       "options:dynamic-routing-redistribute=connected-as-host",
+       "options:dynamic-routing-redistribute-local-only=true")  # fmt: skip
+    nb("lrp-add", "neutron", "lrp-gw", "0a:00:00:02:00:01", "172.24.4.10/24")
+    nb("lrp-set-gateway-chassis", "lrp-gw", "ch2")
+    nb("lrp-add", "neutron", "lrp-t", "0a:00:00:02:00:02", "10.100.0.1/24")
+    nb("ls-add", "tenant")
+    nb(
+        "lsp-add",
+        "tenant",
+        "t-r",
+        "--",
+        "lsp-set-type",
+        "t-r",
+        "router",
+        "--",
+        "lsp-set-options",
+        "t-r",
+        "router-port=lrp-t",
+        "--",
+        "lsp-set-addresses",
+        "t-r",
+        "router",
+    )
+    for vm, ch in (("vm1", "ch1"), ("vm3", "ch3")):
+        nb("lsp-add", "tenant", vm, "--", "lsp-set-addresses", vm,
+           f"0a:00:00:03:00:0{vm[-1]} 10.100.0.1{vm[-1]}")  # fmt: skip
+        bind(lab.ovn, vm, ch)
+    bind(lab.ovn, "cr-lrp-gw", "ch2")
+    return lab.ovn
+
+
+class Watched:
+    """A reader for one chassis, counting the IDLs' wake-ups."""
+
+    def __init__(self, ovn: OvnCentral, chassis: str) -> None:
+        self.wakes = 0
+        nb, sb = nb_connection(ovn.nb, chassis), sb_connection(ovn.sb, chassis)
+        nb.on_change = sb.on_change = self._wake
+        self.reader = OvnReader(nb, sb, chassis)
+
+    def _wake(self) -> None:
+        self.wakes += 1
+
+    def state(self, check: Callable[[OvnState], bool] = lambda s: True) -> OvnState:
+        def settled() -> OvnState | None:
+            s = self.reader.read()
+            return s if s is not None and check(s) else None
+
+        got: OvnState = wait_for(settled, timeout=20, what="a settled state")
+        return got
+
+    def rows(self, db: str, table: str) -> set[str]:
+        conn = self.reader.nb if db == "nb" else self.reader.sb
+
+        def names(idl: Any) -> set[str]:
+            rows = idl.tables[table].rows.values()
+            return {str(getattr(r, "name", None) or r.logical_port) for r in rows}
+
+        return conn.read(names)
+
+
+def test_a_chassis_receives_only_its_own_rows(central: OvnCentral) -> None:
+    w = Watched(central, "ch1")
+    local = {"pod1-0", "pod1-1", "pod1-2", "stor-pods1", "vm1", "vm3", "t-r", "etor-GR_ch1"}
+    try:
+        s = w.state()
+        assert w.reader.settling > 0  # it took a few rounds to follow the references
+        # pinned here; behind a switch with a port bound here (the cluster router has no
+        # dynamic routing: its row, nothing of it)
+        assert {r.name for r in s.routers} == {"GR_ch1", "neutron", "cluster"}
+        assert w.rows("nb", "Logical_Router") == {"GR_ch1", "neutron", "cluster"}
+        # the routers' ports (of the cluster router too: the hijack guard keeps imports off
+        # every node's pod subnet)
+        assert w.rows("nb", "Logical_Router_Port") == {"rtoe-GR_ch1", "lrp-gw", "lrp-t",
+                                                       "rtos-pods1", "rtos-pods2",
+                                                       "rtos-pods3"}  # fmt: skip
+        # the switches with ports bound here, and the one behind the gateway router
+        assert w.rows("nb", "Logical_Switch") == {"pods1", "tenant", "ext1"}
+        assert w.rows("nb", "Logical_Switch_Port") == local
+        assert w.rows("sb", "Port_Binding") == {"pod1-0", "pod1-1", "pod1-2", "vm1"}
+        assert w.rows("sb", "Chassis") == {"ch1"}
+        neutron = next(r for r in s.routers if r.name == "neutron")
+        assert not neutron.gateway_here and not neutron.distributed  # its gateway is on ch2
+
+        # other chassis' changes: nothing arrives, nothing wakes this one
+        wakes = w.wakes
+        central.nbctl("lsp-add", "pods2", "pod2-9")
+        bind(central, "pod2-9", "ch2")
+        central.nbctl("set", "Logical_Router", "GR_ch2", "options:dynamic-routing-redistribute=nat")
+        central.nbctl("--wait=sb", "sync")
+        assert w.wakes == wakes, w.wakes - wakes
+        assert w.rows("nb", "Logical_Switch_Port") == local
+        # a node more: the cluster router (reached here) has a port more, and the guard its
+        # network; nothing of the new node's switch
+        central.nbctl("lrp-add", "cluster", "rtos-pods9", "0a:00:00:01:09:01", "10.244.9.1/24")
+        central.nbctl("ls-add", "pods9")
+        w.state(lambda s: "rtos-pods9" in w.rows("nb", "Logical_Router_Port"))
+        assert "pods9" not in w.rows("nb", "Logical_Switch")
+        # a port on a switch that is local here (a VM on ch3): its switch row changed
+        central.nbctl("lsp-add", "tenant", "vm9")
+        bind(central, "vm9", "ch3")
+        s = w.state(lambda s: "vm9" in w.rows("nb", "Logical_Switch_Port"))
+        assert w.rows("sb", "Port_Binding") == {"pod1-0", "pod1-1", "pod1-2", "vm1"}
+
+        # the gateway port moves here
+        bind(central, "cr-lrp-gw", "ch1")  # a failover
+        s = w.state(lambda s: any(p.bound_here for r in s.routers for p in r.ports))
+        neutron = next(r for r in s.routers if r.name == "neutron")
+        assert neutron.gateway_here
+        # a port bound here later comes with its row
+        bind(central, "vm9", "ch1")
+        s = w.state(lambda s: any(p.name == "vm9" and p.bound_here
+                                  for ls in s.switches.values() for p in ls.ports))  # fmt: skip
+        assert "vm9" in w.rows("sb", "Port_Binding")
+    finally:
+        w.reader.close()
