@@ -86,7 +86,8 @@ def central(make_lab: Callable[[LabSpec], Lab]) -> OvnCentral:
        "options:dynamic-routing-redistribute=connected-as-host",
        "options:dynamic-routing-redistribute-local-only=true")  # fmt: skip
     nb("lrp-add", "neutron", "lrp-gw", "0a:00:00:02:00:01", "172.24.4.10/24")
-    nb("lrp-set-gateway-chassis", "lrp-gw", "ch2")
+    nb("lrp-set-gateway-chassis", "lrp-gw", "ch2", "20")
+    nb("lrp-set-gateway-chassis", "lrp-gw", "ch3", "10")
     nb("lrp-add", "neutron", "lrp-t", "0a:00:00:02:00:02", "10.100.0.1/24")
     nb("ls-add", "tenant")
     nb(
@@ -199,3 +200,29 @@ def test_a_chassis_receives_only_its_own_rows(central: OvnCentral) -> None:
         assert "vm9" in w.rows("sb", "Port_Binding")
     finally:
         w.reader.close()
+
+
+def test_a_chassis_that_may_host_a_gateway_has_its_router_before_the_failover(
+    central: OvnCentral,
+) -> None:
+    """ch4, a standby gateway chassis of lrp-gw, and ch5, in the HA group of another router's
+    gateway port (neither has anything else), have the router and its gateway port before
+    any failover: not its switches (those come when the gateway is active there)."""
+    central.sbctl("chassis-add", "ch4", "geneve", "127.0.0.4")
+    central.sbctl("chassis-add", "ch5", "geneve", "127.0.0.5")
+    central.nbctl("lrp-set-gateway-chassis", "lrp-gw", "ch4", "5")
+    central.nbctl("lr-add", "neutron2", "--", "lrp-add", "neutron2", "lrp2-gw",
+                  "0a:00:00:04:00:01", "172.24.5.10/24", "--", "ha-chassis-group-add", "hag",
+                  "--", "ha-chassis-group-add-chassis", "hag", "ch5", "10")  # fmt: skip
+    group = central.nbctl("--bare", "--columns=_uuid", "find", "HA_Chassis_Group", "name=hag")
+    central.nbctl("set", "Logical_Router_Port", "lrp2-gw", f"ha_chassis_group={group}")
+    for chassis, router, port in (("ch4", "neutron", "lrp-gw"), ("ch5", "neutron2",
+                                                                   "lrp2-gw")):  # fmt: skip
+        standby = Watched(central, chassis)
+        try:
+            got = standby.state()
+            assert {r.name for r in got.routers} == {router}, chassis
+            assert port in standby.rows("nb", "Logical_Router_Port")
+            assert not standby.rows("nb", "Logical_Switch")  # not active here: no switch
+        finally:
+            standby.reader.close()

@@ -105,7 +105,8 @@ class Lab:
         log.info("lab_up lab=%s frr=%s ovn=%s", self.name, self.versions.frr, self.versions.ovn)
         if self.spec.ovn:
             netns_add(self.netns("ovn"))
-            self.ovn = OvnCentral(self.netns("ovn"), self.rundir / "ovn", self.spec.ovn_members)
+            self.ovn = OvnCentral(self.netns("ovn"), self.rundir / "ovn", self.spec.ovn_members,
+                                  self.spec.ovn_ssl)  # fmt: skip
             self.ovn.start()
         for member in self.members():
             netns_add(self.netns(member))

@@ -62,7 +62,31 @@ def cluster_roles(rundir: Path) -> dict[str, str]:
     return roles
 
 
+#: SSL ports (on 127.0.0.1 in the OVN namespace): NB member i at 16640 + i, SB at 16650 + i
+SSL_PORT = {"nb": 16640, "sb": 16650}
+
+
+def ssl_port(name: str) -> int:
+    """``nb`` -> 16640, ``nb2`` -> 16642, ``sb3`` -> 16653."""
+    return SSL_PORT[name[:2]] + int(name[2:] or 0)
+
+
+def make_pki(rundir: Path) -> None:
+    """A CA and two certificates signed by it (``server`` for ovsdb-server, ``client``),
+    as ``ovs-pki`` makes them: ``pki/switchca/cacert.pem``, ``NAME-privkey.pem``,
+    ``NAME-cert.pem`` in ``rundir``."""
+    run(["ovs-pki", f"--dir={rundir / 'pki'}", f"--log={rundir / 'pki.log'}", "init"])
+    for name in ("server", "client"):
+        run(["sh", "-c", f"cd {rundir} && ovs-pki --dir=pki --log=pki.log req+sign {name} switch"])
+
+
 def _serve(netns: str, rundir: Path, name: str) -> None:
+    ssl = []
+    if (rundir / "server-cert.pem").exists():
+        ssl = [f"--private-key={rundir / 'server-privkey.pem'}",
+               f"--certificate={rundir / 'server-cert.pem'}",
+               f"--ca-cert={rundir / 'pki/switchca/cacert.pem'}",
+               f"--remote=pssl:{ssl_port(name)}:127.0.0.1"]  # fmt: skip
     run(
         [
             "ovsdb-server", "--detach", "--no-chdir",
@@ -70,6 +94,7 @@ def _serve(netns: str, rundir: Path, name: str) -> None:
             f"--log-file={rundir / name}.log",
             f"--unixctl={rundir / name}.ctl",
             f"--remote=punix:{rundir / name}.sock",
+            *ssl,
             str(rundir / f"{name}.db"),
         ],
         netns=netns,
@@ -83,6 +108,8 @@ class OvnCentral:
     rundir: Path
     #: 1: a standalone ovsdb-server per database; 3 or 5: RAFT clusters (nb1..nbN, sb1..sbN)
     members: int = 1
+    #: each member also on SSL (:func:`ssl_port`); the lab's own clients keep the sockets
+    ssl: bool = False
 
     def names(self, db: str) -> list[str]:
         """The ovsdb-server names of ``db`` ("nb" or "sb")."""
@@ -92,6 +119,17 @@ class OvnCentral:
 
     def _remote(self, db: str) -> str:
         return ",".join(f"unix:{self.rundir / n}.sock" for n in self.names(db))
+
+    def ssl_remote(self, db: str) -> str:
+        """``db``'s members on SSL, as the agent's config lists them (reachable in the OVN
+        namespace only)."""
+        return ",".join(f"ssl:127.0.0.1:{ssl_port(n)}" for n in self.names(db))
+
+    def ssl_files(self) -> tuple[str, str, str]:
+        """The client's private key, certificate and the CA certificate."""
+        d = self.rundir
+        return (str(d / "client-privkey.pem"), str(d / "client-cert.pem"),
+                str(d / "pki/switchca/cacert.pem"))  # fmt: skip
 
     @property
     def nb(self) -> str:
@@ -104,6 +142,8 @@ class OvnCentral:
 
     def start(self) -> None:
         self.rundir.mkdir(parents=True, exist_ok=True)
+        if self.ssl:
+            make_pki(self.rundir)
         if self.members == 1:
             _ovsdb_server(self.netns, self.rundir, "nb", OVN_SCHEMAS / "ovn-nb.ovsschema")
             _ovsdb_server(self.netns, self.rundir, "sb", OVN_SCHEMAS / "ovn-sb.ovsschema")

@@ -63,6 +63,9 @@ class LabSpec:
     #: Members of each of NB and SB: 1 (standalone servers) or 3 or 5 (RAFT clusters on unix
     #: sockets in the lab's OVN namespace; clients get the comma list of members).
     ovn_members: int = 1
+    #: NB and SB also listen on SSL (``pssl:``, a CA and certificates made with ovs-pki) on
+    #: 127.0.0.1 in the OVN namespace: ``OvnCentral.ssl_remote()``
+    ovn_ssl: bool = False
     #: BGP timers used on lab-rendered sessions (keepalive, hold) and connect retry.
     bgp_timers: tuple[int, int] = (1, 3)
     #: RFC 8950 (5549) style: one IPv6 session per link with the extended-nexthop capability

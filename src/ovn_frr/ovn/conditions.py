@@ -9,8 +9,9 @@ ovn-controller conditions SB on its local datapaths:
 
     SB: Chassis name == this chassis -> Port_Binding chassis == its UUID
     NB: switch ports bound here (by name) -> the switches holding them -> all their ports
-        -> the router ports that any switch received peers with, and the gateway ports bound
-           here (by name)
+        -> the router ports that any switch received peers with, the gateway ports bound
+           here (by name), and the gateway ports this chassis may host (Gateway_Chassis or
+           HA_Chassis with its name -> the ports and HA groups referring to them)
         -> the routers holding them, and the routers pinned here (options:chassis), but
            not a router pinned to another chassis
         -> of each: its ports, NATs and load balancers (by UUID; the import's hijack guard
@@ -48,8 +49,12 @@ Conditions = dict[str, list[Any]]
 
 
 def initial_nb(chassis: str) -> Conditions:
-    """Before anything is read: the router pinned here, nothing else."""
+    """Before anything is read: the router pinned here, this chassis' gateway entries,
+    nothing else."""
     return {
+        "Gateway_Chassis": [["chassis_name", "==", chassis]],
+        "HA_Chassis": [["chassis_name", "==", chassis]],
+        "HA_Chassis_Group": NOTHING,
         "Logical_Router": [_pinned(chassis)],
         "Logical_Router_Port": NOTHING,
         "Logical_Switch": NOTHING,
@@ -120,7 +125,15 @@ def nb(idl: Any, chassis: str, bound: frozenset[str]) -> Conditions:
     # in full), as ovn-controller follows patch ports from its local datapaths
     peers = {p.options.get("router-port") for p in lsps if p.type == "router"} - {None}
     gateways = {name[3:] for name in bound if name.startswith("cr-")}
-    local_lrps = [u for u, r in lrps.items() if r.name in peers | gateways]
+    # gateway ports this chassis may host (a gateway chassis or HA group member): their
+    # routers are here already when the gateway fails over to this chassis
+    standby_gwc = [str(r.uuid) for r in t["Gateway_Chassis"].rows.values()]
+    ha = [str(r.uuid) for r in t["HA_Chassis"].rows.values()]
+    groups = [str(r.uuid) for r in t["HA_Chassis_Group"].rows.values()]
+    standby = {u for u, r in lrps.items()
+               if set(_refs(r, "gateway_chassis")) & set(standby_gwc)
+               or set(_refs(r, "ha_chassis_group")) & set(groups)}  # fmt: skip
+    local_lrps = [u for u, r in lrps.items() if r.name in peers | gateways] + sorted(standby)
     routers = [_pinned(chassis), *_holding("ports", local_lrps)]
     # the routers' own rows, and, announced in full, what is behind them
     wanted_lrps: set[str] = set()
@@ -158,8 +171,13 @@ def nb(idl: Any, chassis: str, bound: frozenset[str]) -> Conditions:
     lsp_conds += [["options", "includes", ["map", [["router-port", n]]]]
                   for n in sorted(full_names)]  # fmt: skip
     return {
+        "Gateway_Chassis": [["chassis_name", "==", chassis]],
+        "HA_Chassis": [["chassis_name", "==", chassis]],
+        "HA_Chassis_Group": _holding("ha_chassis", ha) or NOTHING,
         "Logical_Router": routers,
         "Logical_Router_Port": [["name", "==", n] for n in sorted(peers | gateways)]
+        + _holding("gateway_chassis", standby_gwc)
+        + [["ha_chassis_group", "==", ["uuid", g]] for g in sorted(groups)]
         + _by_uuid(wanted_lrps)
         or NOTHING,
         "Logical_Switch": _holding("ports", bound_lsps | full_peers) or NOTHING,

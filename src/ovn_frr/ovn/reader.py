@@ -51,6 +51,10 @@ NB_TABLES = {
     "NAT": ["external_ip", "type", "logical_port", "external_mac", "options"],
     "Load_Balancer": ["name", "vips", "options"],
     LRSR: ["ip_prefix", "policy", "options", "external_ids"],
+    # this chassis' entries only: which gateway ports it may host
+    "Gateway_Chassis": ["chassis_name"],
+    "HA_Chassis": ["chassis_name"],
+    "HA_Chassis_Group": ["ha_chassis"],
 }
 SB_TABLES = {
     "Port_Binding": ["logical_port", "chassis", "type"],

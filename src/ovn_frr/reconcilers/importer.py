@@ -35,6 +35,7 @@ from ovn_frr.core.model import (
 from ovn_frr.core.ovn import OvnState
 from ovn_frr.fpm.rib import Rib
 from ovn_frr.fpm.server import FpmCounters
+from ovn_frr.ovn.bulk import EarlierWriteLanded
 from ovn_frr.reconcilers.base import LIST_LIMIT, Cell, Sample, Signal, TracePart, Worker
 
 log = logging.getLogger(__name__)
@@ -196,6 +197,11 @@ class ImportReconciler:
         started = self.clock()
         try:
             inserted, removed = await self.io(self.writer.write, add, delete, routers)
+        except EarlierWriteLanded as exc:  # expected after a lost answer (a leader died)
+            self._owned = None
+            log.warning("ovn_write_aborted reason=%s", exc)
+            self._retry.notify()
+            return
         except Exception as exc:
             self._owned = None  # part of it may have landed: read back before the next
             log.error("ovn_write_failed error=%s (reading the rows back)", exc)
