@@ -192,14 +192,14 @@ def main() -> None:
         servers = srv or servers
         print(f"  {row}", flush=True)
     print(f"\nper 1000 changes on other chassis ({args.pods} pods per chassis):")
-    print(
-        f"{'C':>6} {'start KB':>9} {'RSS MB':>7} {'NB KB':>6} {'NB upd':>7} {'SB KB':>6} "
-        f"{'SB upd':>7} {'CPU s':>6} {'passes':>7} {'OVN reads':>9} {'control':>8}"
-    )
+    print(f"{'C':>6} {'start KB':>9} {'RSS MB':>7} {'NB KB':>6} {'NB upd':>7} {'SB KB':>6} "
+          f"{'SB upd':>7} {'CPU s':>6} {'passes':>7} {'OVN reads':>9} {'window s':>8} "
+          f"{'control':>8}")  # fmt: skip
     for r in rows:
         print(f"{r['C']:>6} {r['start_kb']:>9.0f} {r['rss_mb']:>7.1f} {r['nb_kb']:>6.1f} "
               f"{r['nb_upd']:>7.0f} {r['sb_kb']:>6.1f} {r['sb_upd']:>7.0f} {r['cpu_s']:>6.2f} "
-              f"{r['passes']:>7.0f} {r['reads']:>9.0f} {r['local_reads']:>8}")  # fmt: skip
+              f"{r['passes']:>7.0f} {r['reads']:>9.0f} {r['window_s']:>8.1f} "
+              f"{r['local_reads']:>8}")  # fmt: skip
     print("(control: OVN reads after 40 changes on node1 itself)")
     if servers:
         print(f"\novsdb-server CPU (NB + SB) per change at C={max(cs)}, ms:")

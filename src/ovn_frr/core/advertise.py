@@ -45,6 +45,8 @@ def announcements(state: OvnState) -> frozenset[Announcement]:
 def _router(r: LogicalRouter, state: OvnState, out: set[Announcement]) -> None:
     routing = r.routing
     gateway_here = r.gateway_here
+    if "chassis" in r.options and not r.pinned_here:
+        return  # a gateway router of another chassis: OVN has it there only
 
     def here(bound: bool) -> bool:
         # as OVN's own dynamic routing: a router is announced from its gateway chassis (where

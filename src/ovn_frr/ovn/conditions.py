@@ -115,12 +115,14 @@ def nb(idl: Any, chassis: str, bound: frozenset[str]) -> Conditions:
     lrps = {str(r.uuid): r for r in t["Logical_Router_Port"].rows.values()}
     switches = list(t["Logical_Switch"].rows.values())
     bound_lsps = {str(p.uuid) for p in lsps if p.name in bound}
-    # the local switches, all their ports, the router ports they peer with
+    # the local switches, all their ports and load balancers
     wanted_lsps: set[str] = set()
+    lbs: set[str] = set()
     for ls in switches:
         ports = _refs(ls, "ports")
         if bound_lsps.intersection(ports):
             wanted_lsps.update(ports)
+            lbs.update(_refs(ls, "load_balancer"))
     # routers are reached through any switch received (local, or behind a router announced
     # in full), as ovn-controller follows patch ports from its local datapaths
     peers = {p.options.get("router-port") for p in lsps if p.type == "router"} - {None}
@@ -138,7 +140,6 @@ def nb(idl: Any, chassis: str, bound: frozenset[str]) -> Conditions:
     # the routers' own rows, and, announced in full, what is behind them
     wanted_lrps: set[str] = set()
     nats: set[str] = set()
-    lbs: set[str] = set()
     full_names: set[str] = set()
     statics = False
     for lr in t["Logical_Router"].rows.values():
@@ -165,8 +166,12 @@ def nb(idl: Any, chassis: str, bound: frozenset[str]) -> Conditions:
         if full_peers.intersection(ports):
             wanted_lsps.update(ports)
             lbs.update(_refs(ls, "load_balancer"))
+    # a port bound here is asked by name until it arrives with its switch's ports: the
+    # clauses then stay the same while pods are bound and unbound on a local switch (each
+    # condition change costs ovsdb-server a pass over the table)
+    received = {p.name for p in lsps if str(p.uuid) in wanted_lsps}
     lsp_conds: list[Any] = [
-        ["name", "==", n] for n in sorted(bound - {f"cr-{g}" for g in gateways})
+        ["name", "==", n] for n in sorted(bound - received - {f"cr-{g}" for g in gateways})
     ]
     lsp_conds += [["options", "includes", ["map", [["router-port", n]]]]
                   for n in sorted(full_names)]  # fmt: skip
