@@ -13,8 +13,9 @@ start. Target: flat in C (within 10% from C = 10 to C = 1000).
 Then, at the largest C, ovsdb-server's CPU (NB + SB) per change with N other agents connected
 (their OVN readers, one process each, each for its own chassis): changes that concern none of
 them, and changes that each concern one; beside N readers monitoring as ovn-frr did before
-conditional monitors (every port binding and every NB row). Target: the cost per change
-follows the agents it concerns, not N.
+conditional monitors (every port binding and every NB row). ovn-northd is paused meanwhile:
+its own writes to SB for each NB change would otherwise be most of the figure. Target: the
+cost per change follows the agents it concerns, not N.
 
     sudo .venv/bin/python bench/scale.py [--chassis 10,100,1000] [--pods 10] [--changes 1000]
                                          [--agents 0,10,50]
@@ -31,7 +32,7 @@ from typing import Any
 
 from ovn_frr.lab import Lab, LabSpec, LinkSpec, NodeSpec, PeerSpec, wait_for
 from ovn_frr.lab.agent import AgentProcess, neighbors_config
-from ovn_frr.lab.proc import read_pid
+from ovn_frr.lab.proc import read_pid, run
 from ovn_frr.lab.scale import Changes, ScaleTopology, chassis_names, cpu_s, rss_mb
 
 SPEC = LabSpec(nodes=(NodeSpec("node1"),), peers=(PeerSpec("tor1", 65001),),
@@ -127,31 +128,30 @@ def server_cost(
     """ovsdb-server CPU (NB + SB) per change, with N other agents' readers connected."""
     assert lab.ovn is not None
     pids = [pid for n in ("nb", "sb") if (pid := read_pid(lab.ovn.rundir / f"{n}.pid"))]
+    ctl = str(lab.ovn.rundir / "northd.ctl")
+
+    def northd(command: str) -> None:
+        run(["ovn-appctl", "-t", ctl, command])
+
     out = []
     modes = [(n, False) for n in agents] + [(max(agents), True)]
     for n, monitor_all in modes:
         watched = topo.chassis[1 : n + 1]
-        probes = [
-            subprocess.Popen(
-                [
-                    "ip",
-                    "netns",
-                    "exec",
-                    lab.ovn.netns,
-                    sys.executable,
-                    "-m",
-                    "ovn_frr.lab.scale",
-                    lab.ovn.nb,
-                    lab.ovn.sb,
-                    ch,
-                    "all" if monitor_all else "cond",
-                ],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-                text=True,
-            )
-            for ch in watched
+        argv = [
+            "ip",
+            "netns",
+            "exec",
+            lab.ovn.netns,
+            sys.executable,
+            "-m",
+            "ovn_frr.lab.scale",
+            lab.ovn.nb,
+            lab.ovn.sb,
         ]
+        mode = "all" if monitor_all else "cond"
+        probes = [subprocess.Popen([*argv, ch, mode], stdin=subprocess.PIPE,
+                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                  for ch in watched]  # fmt: skip
         try:
             for p in probes:
                 assert p.stdout is not None
@@ -160,18 +160,35 @@ def server_cost(
             row: list[Any] = [n, "all rows" if monitor_all else "conditional"]
             unwatched = topo.chassis[n + 1 :]
             for targets in (unwatched, watched or unwatched):
+                # ovn-northd paused: its own SB writes for each NB change stay out
+                northd("pause")
+                sent = received(probes)
                 before = sum(cpu_s(pid) for pid in pids)
                 stream.run(targets, changes)
-                lab.ovn.nbctl("--wait=sb", "sync")
                 time.sleep(2)
                 row.append((sum(cpu_s(pid) for pid in pids) - before) / changes * 1000)
+                row.append((received(probes) - sent) / changes / 1024)
+                northd("resume")
+                lab.ovn.nbctl("--wait=sb", "sync")
             out.append(row)
-            print(f"  N={n} {row[1]}: {row[2]:.2f} / {row[3]:.2f} ms per change", flush=True)
+            print(f"  N={n} {row[1]}: {row[2]:.2f} / {row[4]:.2f} ms per change, "
+                  f"{row[3]:.2f} / {row[5]:.2f} KB sent to the agents", flush=True)  # fmt: skip
         finally:
             for p in probes:
                 p.kill()
                 p.wait()
     return out
+
+
+def received(probes: list[subprocess.Popen[str]]) -> int:
+    """Bytes the probes received from NB and SB so far."""
+    total = 0
+    for p in probes:
+        assert p.stdin is not None and p.stdout is not None
+        p.stdin.write("\n")
+        p.stdin.flush()
+        total += int(p.stdout.readline().split()[0])
+    return total
 
 
 def main() -> None:
@@ -202,10 +219,15 @@ def main() -> None:
               f"{r['local_reads']:>8}")  # fmt: skip
     print("(control: OVN reads after 40 changes on node1 itself)")
     if servers:
-        print(f"\novsdb-server CPU (NB + SB) per change at C={max(cs)}, ms:")
-        print(f"{'N agents':>8} {'monitors':>12} {'concerns none':>14} {'concerns one':>13}")
-        for n, mode, none, one in servers:
-            print(f"{n:>8} {mode:>12} {none:>14.2f} {one:>13.2f}")
+        print(
+            f"\nper change at C={max(cs)}, N other agents connected (ovn-northd paused): "
+            "ovsdb-server CPU (NB + SB), and what it sent to the N agents"
+        )
+        print(f"{'N agents':>8} {'monitors':>12} {'none: CPU ms':>13} {'KB sent':>8} "
+              f"{'one: CPU ms':>12} {'KB sent':>8}")  # fmt: skip
+        for n, mode, none, none_kb, one, one_kb in servers:
+            print(f"{n:>8} {mode:>12} {none:>13.2f} {none_kb:>8.2f} {one:>12.2f} {one_kb:>8.2f}")
+        print("(none: changes on chassis none of them serves; one: each on the chassis of one)")
 
 
 if __name__ == "__main__":

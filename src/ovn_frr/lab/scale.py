@@ -325,7 +325,8 @@ def rss_mb(pid: int) -> float:
 
 
 def probe(nb: str, sb: str, chassis: str, monitor_all: bool) -> None:
-    """Another chassis' agent, its OVN side only: read on every change (runs until killed).
+    """Another chassis' agent, its OVN side only: read on every change (runs until killed;
+    a line on stdin makes it print the bytes and updates it received so far).
     ``monitor_all``: monitors without conditions, as ovn-frr did before conditional
     monitoring (the baseline)."""
     import functools  # noqa: PLC0415 - the probe runs in its own process
@@ -354,6 +355,13 @@ def probe(nb: str, sb: str, chassis: str, monitor_all: bool) -> None:
     nbc.on_change = sbc.on_change = woken.set
     reader = OvnReader(nbc, sbc, chassis)
     reader.start()
+
+    def answer() -> None:  # each line on stdin: what this reader received so far
+        for _line in sys.stdin:
+            (nb_bytes, nb_updates), (sb_bytes, sb_updates) = nbc.received, sbc.received
+            print(f"{nb_bytes + sb_bytes} {nb_updates + sb_updates}", flush=True)
+
+    threading.Thread(target=answer, daemon=True).start()
     print("ready", flush=True)
     while True:
         woken.wait()
