@@ -155,7 +155,8 @@ def server_cost(
         try:
             for p in probes:
                 assert p.stdout is not None
-                p.stdout.readline()  # "ready"
+                if p.stdout.readline().strip() != "ready":  # synced and settled
+                    raise SystemExit(f"a probe for {mode} monitors did not start")
             time.sleep(2)
             row: list[Any] = [n, "all rows" if monitor_all else "conditional"]
             unwatched = topo.chassis[n + 1 :]

@@ -333,28 +333,31 @@ def probe(nb: str, sb: str, chassis: str, monitor_all: bool) -> None:
     import threading  # noqa: PLC0415
 
     from ovn_frr.ovn.bulk import LRSR  # noqa: PLC0415
-    from ovn_frr.ovn.conditions import NOT_OURS  # noqa: PLC0415
+    from ovn_frr.ovn.conditions import NOT_OURS, initial_nb, initial_sb  # noqa: PLC0415
     from ovn_frr.ovn.db import OvsdbConnection  # noqa: PLC0415
     from ovn_frr.ovn.reader import (  # noqa: PLC0415
         NB_TABLES,
         SB_TABLES,
         OvnReader,
         bound_ports,
-        nb_connection,
         read_nb,
-        sb_connection,
     )
 
     woken = threading.Event()
+    # 50 of them starting at once on a small machine: more than the agent's 15 s to sync
     if monitor_all:  # what ovn-frr monitored before: every row but its own routes' and
         # other chassis' Chassis rows
-        nbc = OvsdbConnection(nb, NB, NB_TABLES, {LRSR: NOT_OURS})
-        sbc = OvsdbConnection(sb, SB, SB_TABLES, {"Chassis": [["name", "==", chassis]]})
+        nbc = OvsdbConnection(nb, NB, NB_TABLES, {LRSR: NOT_OURS}, timeout=600)
+        sbc = OvsdbConnection(sb, SB, SB_TABLES, {"Chassis": [["name", "==", chassis]]},
+                              timeout=600)  # fmt: skip
     else:
-        nbc, sbc = nb_connection(nb, chassis), sb_connection(sb, chassis)
+        nbc = OvsdbConnection(nb, NB, NB_TABLES, initial_nb(chassis), timeout=600)
+        sbc = OvsdbConnection(sb, SB, SB_TABLES, initial_sb(chassis), timeout=600)
     nbc.on_change = sbc.on_change = woken.set
     reader = OvnReader(nbc, sbc, chassis)
     reader.start()
+    while not monitor_all and reader.read() is None:  # settled: its whole share is in
+        time.sleep(0.1)
 
     def answer() -> None:  # each line on stdin: what this reader received so far
         for _line in sys.stdin:
