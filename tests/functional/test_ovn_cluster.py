@@ -67,6 +67,10 @@ nb, sb, key, cert, ca, prefix, router = sys.argv[1:]
 set_ssl(key, cert, ca)
 writer = BulkWriter(nb, "node1")
 writer.write(writer.new_rows([DesiredRoute("r1", prefix, "10.0.0.1", "")]), (), {"r1": router})
+# idle past ovsdb-server's inactivity probe (5 s, then dropped): the next write must not be
+# sent on a connection the server is closing (it would count as lost, and guard the next)
+time.sleep(11)
+assert writer.count_owned() >= 1 and not writer.unsure
 rows = sorted(r.prefix for r in writer.owned()[0].values())
 reader = OvnReader(nb_connection(nb, "node1"), sb_connection(sb, "node1"), "node1")
 deadline = time.monotonic() + 30

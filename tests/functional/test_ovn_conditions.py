@@ -206,8 +206,8 @@ def test_a_chassis_that_may_host_a_gateway_has_its_router_before_the_failover(
     central: OvnCentral,
 ) -> None:
     """ch4, a standby gateway chassis of lrp-gw, and ch5, in the HA group of another router's
-    gateway port (neither has anything else), have the router and its gateway port before
-    any failover: not its switches (those come when the gateway is active there)."""
+    gateway port (neither has anything else), have the router, its gateway port and the
+    switches behind it before any failover."""
     central.sbctl("chassis-add", "ch4", "geneve", "127.0.0.4")
     central.sbctl("chassis-add", "ch5", "geneve", "127.0.0.5")
     central.nbctl("lrp-set-gateway-chassis", "lrp-gw", "ch4", "5")
@@ -216,13 +216,13 @@ def test_a_chassis_that_may_host_a_gateway_has_its_router_before_the_failover(
                   "--", "ha-chassis-group-add-chassis", "hag", "ch5", "10")  # fmt: skip
     group = central.nbctl("--bare", "--columns=_uuid", "find", "HA_Chassis_Group", "name=hag")
     central.nbctl("set", "Logical_Router_Port", "lrp2-gw", f"ha_chassis_group={group}")
-    for chassis, router, port in (("ch4", "neutron", "lrp-gw"), ("ch5", "neutron2",
-                                                                   "lrp2-gw")):  # fmt: skip
+    for chassis, router, port, switches in (("ch4", "neutron", "lrp-gw", {"tenant"}),
+                                            ("ch5", "neutron2", "lrp2-gw", set())):  # fmt: skip
         standby = Watched(central, chassis)
         try:
             got = standby.state()
             assert {r.name for r in got.routers} == {router}, chassis
             assert port in standby.rows("nb", "Logical_Router_Port")
-            assert not standby.rows("nb", "Logical_Switch")  # not active here: no switch
+            assert standby.rows("nb", "Logical_Switch") == switches
         finally:
             standby.reader.close()

@@ -402,7 +402,8 @@ def _problems(state: OvnState) -> Iterator[str]:
 
 def owned_prefixes(state: OvnState) -> dict[Network, str]:
     """Prefixes OVN itself owns, with their owner (for the import hijack guard): router port
-    networks, NAT external IPs, load balancer VIPs and switch port addresses, everywhere."""
+    networks, NAT external IPs, load balancer VIPs and switch port addresses of every router
+    and switch in the state (the share of OVN this chassis reads)."""
     owned: dict[Network, str] = {}
     for r in state.routers:
         for port in r.ports:

@@ -272,6 +272,8 @@ class Chaos:
         before = self.rows()  # what the cluster committed (the new leader's view)
         fig.notes.append(f"{killed} killed; {len(before)} of {n + 2 * e} rows in NB then")
         fig.mid = len(before) < n + 2 * e
+        wait_for(lambda: len(self.zebra()) == n + 2 * e, timeout=timeout, interval=0.5,
+                 what=f"{n + 2 * e} routes in zebra")  # fmt: skip
         after = self.wait_converged(timeout, "NB = zebra after the NB leader died")
         fig.converge_s = time.monotonic() - started
         self._score(fig, before, after)

@@ -154,7 +154,9 @@ def nb(idl: Any, chassis: str, bound: frozenset[str]) -> Conditions:
         if not _true(options, OPT_ENABLED):
             continue
         mine = [lrps[u] for u in ports if u in lrps]
-        gateway_here = options.get("chassis") == chassis or any(r.name in gateways for r in mine)
+        # a gateway here, or one it may host: a standby has what it needs before a failover
+        here = [r for r in mine if r.name in gateways or str(r.uuid) in standby]
+        gateway_here = options.get("chassis") == chassis or bool(here)
         distributed = "chassis" not in options and not any(is_gateway_port(r) for r in mine)
         if gateway_here or (distributed and not _true(options, OPT_LOCAL_ONLY)):
             full_names.update(r.name for r in mine)

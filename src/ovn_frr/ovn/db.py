@@ -35,19 +35,17 @@ class _Idl(connection.OvsdbIdl):  # type: ignore[misc]
     _bytes_before = 0
     _bytes_now = 0
     _rpc: Any = None
-    #: updates received (ovsdb-server's update notifications that changed rows)
+    #: row updates received (each row inserted, changed or deleted)
     updates = 0
 
     def notify(self, event: str, row: Any, updates: Any = None) -> None:
+        self.updates += 1
         if self.on_change is not None:
             self.on_change()
 
     def run(self) -> bool:
         acked = self.cond_seqno
-        seqno = self.change_seqno
         changed: bool = super().run()
-        if self.change_seqno != seqno:
-            self.updates += 1
         rpc = getattr(self._session, "rpc", None)
         if rpc is not self._rpc:
             self._bytes_before += self._bytes_now

@@ -13,12 +13,15 @@ dead member costs one failed connect, not every request.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
+import time
 from collections.abc import Sequence
 from typing import Any
 
 import ovs.jsonrpc
+import ovs.poller
 import ovs.stream
 
 from ovn_frr.ovn.errors import OvnError
@@ -27,6 +30,11 @@ log = logging.getLogger(__name__)
 
 #: how long one member may take to accept a connection
 CONNECT_TIMEOUT_MS = 5000
+#: how long a transaction may wait for its reply (a 20k-row chunk takes about 2 s here)
+REPLY_TIMEOUT_S = 120.0
+#: a connection idle this long is opened again before use: ovsdb-server probes an idle
+#: tcp/ssl client after 5 s by default and drops it 5 s later (unix sockets are not probed)
+IDLE_S = 4.0
 
 
 def members(remote: str) -> list[str]:
@@ -65,7 +73,7 @@ def _not_leader(conn: ovs.jsonrpc.Connection, db: str) -> str | None:
     request = ovs.jsonrpc.Message.create_request("transact", ["_Server", {
         "op": "select", "table": "Database", "where": [["name", "==", db]],
         "columns": ["model", "leader", "connected"]}])  # fmt: skip
-    error, reply = conn.transact_block(request)
+    error, reply = _exchange(conn, request, CONNECT_TIMEOUT_MS / 1000)
     if error:
         return f"no answer on _Server ({os.strerror(error)})"
     if reply.error or not reply.result or "rows" not in reply.result[0]:
@@ -83,13 +91,49 @@ def _not_leader(conn: ovs.jsonrpc.Connection, db: str) -> str | None:
     return None
 
 
+def _exchange(
+    conn: ovs.jsonrpc.Connection, request: ovs.jsonrpc.Message, timeout_s: float
+) -> tuple[int, Any]:
+    """Send ``request`` and wait at most ``timeout_s`` for its reply (ovs' own
+    ``transact_block`` waits for ever: a leader whose host vanished without a reset would
+    hold the writer for good), answering the server's echo requests meanwhile."""
+    deadline = time.monotonic() + timeout_s
+    error = conn.send(request)
+    while not error:
+        error, msg = conn.recv()
+        if msg is not None:
+            if msg.type == ovs.jsonrpc.Message.T_REQUEST and msg.method == "echo":
+                conn.send(ovs.jsonrpc.Message.create_reply(msg.params, msg.id))
+            elif msg.type in (ovs.jsonrpc.Message.T_REPLY, ovs.jsonrpc.Message.T_ERROR) and (
+                msg.id == request.id
+            ):
+                return 0, msg
+            continue
+        if error != errno.EAGAIN:
+            break
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return errno.ETIMEDOUT, None
+        poller = ovs.poller.Poller()
+        conn.run()
+        conn.wait(poller)
+        conn.recv_wait(poller)
+        poller.timer_wait(int(left * 1000) + 1)
+        poller.block()
+        error = 0
+    return error or errno.EPROTO, None
+
+
 def transact(
-    conn: ovs.jsonrpc.Connection, ops: Sequence[dict[str, Any]], db: str = "OVN_Northbound"
+    conn: ovs.jsonrpc.Connection,
+    ops: Sequence[dict[str, Any]],
+    db: str = "OVN_Northbound",
+    timeout_s: float = REPLY_TIMEOUT_S,
 ) -> list[Any]:
     """One OVSDB ``transact``; raises :class:`OvnError` for the connection, the transaction
     or any of its operations. An error on the connection closes it."""
     request = ovs.jsonrpc.Message.create_request("transact", [db, *ops])
-    error, reply = conn.transact_block(request)
+    error, reply = _exchange(conn, request, timeout_s)
     if error:
         conn.close()
         raise OvnError(f"{db} transact: {os.strerror(error)}")
@@ -141,10 +185,14 @@ class Client:
         self._member = 0
         #: the member the connection is to ("" none)
         self.connected_to = ""
+        self._used = 0.0
 
     def call(self, ops: Sequence[dict[str, Any]], fresh: bool = False) -> list[Any]:
         """One transaction; with ``fresh``, on the leader as of now (a leader may have
         stepped down since the connection was made: it is asked again first)."""
+        idle = time.monotonic() - self._used > IDLE_S
+        if self._conn is not None and idle and not self.connected_to.startswith("unix:"):
+            self.close()  # the server may be dropping it: a write sent now would be "lost"
         if self._conn is not None and fresh and (why := _not_leader(self._conn, self.db)):
             log.info("ovsdb_jsonrpc_reconnect db=%s remote=%s reason=%s", self.db,
                      self.connected_to, why)  # fmt: skip
@@ -155,13 +203,15 @@ class Client:
             self.connected_to = members(self.remote)[self._member]
             log.info("ovsdb_jsonrpc_connected db=%s remote=%s", self.db, self.connected_to)
         try:
-            return transact(self._conn, ops, self.db)
+            results = transact(self._conn, ops, self.db)
         except OvnError:
-            if self._conn.status:  # the connection failed: the next member next time
+            if self._conn.status or self._conn.stream is None:  # it failed: the next member
                 self._conn = None
                 self.connected_to = ""
                 self._member += 1
             raise
+        self._used = time.monotonic()
+        return results
 
     def close(self) -> None:
         if self._conn is not None:

@@ -253,6 +253,8 @@ class OvnReader:
         self._ask_at = 0.0
         #: reads that found the monitors still settling
         self.settling = 0
+        self.max_settle_s = 1.0
+        self._handed_at: float | None = None
 
     def start(self) -> None:
         """Connect both IDLs (again after a failed start); raises OvnError."""
@@ -261,7 +263,12 @@ class OvnReader:
                 db.start()
 
     def read(self) -> OvnState | None:
-        """The state, or None while the monitors settle (the last state still holds)."""
+        """The state, or None while the monitors settle (the last state still holds). Never
+        before the first settled state (a restart must not announce, nor withdraw, from half
+        of its share); after it, a state still settling is handed out once the last one is
+        ``max_settle_s`` old: a stream of new ports on a local switch changes the conditions
+        with each port and must not hold every state back (what is missing then is rows on
+        their way in, never rows that were there)."""
         self.start()
         sb_pending = self.sb.set_conditions(
             self.sb.read(lambda idl: conditions.sb(idl, self.chassis))
@@ -272,9 +279,12 @@ class OvnReader:
             return conditions.nb(idl, self.chassis, bound), *read_nb(idl, self.chassis, bound)
 
         nb_conditions, state, rows = self.nb.read(nb)
+        now = self.clock()
         if self.nb.set_conditions(nb_conditions) or sb_pending:
             self.settling += 1
-            return None
+            if self._handed_at is None or now - self._handed_at < self.max_settle_s:
+                return None
+        self._handed_at = now
         if not redistributes_static(state):
             self._asked = None
             return state
