@@ -262,16 +262,24 @@ class Chaos:
         fig = Figures("NB leader kill -9 mid-import", n, e)
         single, ecmp = prefixes(n), prefixes(e, start=n)
         assert self.lab.ovn is not None
-        self.lab.announcer("tor2").announce(ecmp)
-        self.lab.announcer("tor1").announce(single + ecmp)
-        # zebra has a part of them: the agent is planning or writing the first of its writes
-        wait_for(lambda: self._bgp_in_zebra() >= (n + e) // 5, timeout=timeout, interval=0.01,
-                 what="the import under way")  # fmt: skip
+        counter = BulkWriter(self.lab.ovn.nb, NODE)
+        try:
+            counter.count_owned()  # connected to the leader before the clock starts
+            self.lab.announcer("tor2").announce(ecmp)
+            self.lab.announcer("tor1").announce(single + ecmp)
+            # zebra has a part of them: the agent is planning or writing its first writes
+            # (early: a small import is written in a second or two)
+            wait_for(lambda: self._bgp_in_zebra() >= min((n + e) // 10, 200), timeout=timeout,
+                     interval=0.01, what="the import under way")  # fmt: skip
+            at_kill = counter.count_owned()
+        finally:
+            counter.close()
         started = time.monotonic()
         killed = self._kill_leader("nb")
         before = self.rows()  # what the cluster committed (the new leader's view)
-        fig.notes.append(f"{killed} killed; {len(before)} of {n + 2 * e} rows in NB then")
-        fig.mid = len(before) < n + 2 * e
+        fig.notes.append(f"{killed} killed with {at_kill} of {n + 2 * e} rows in NB "
+                         f"({len(before)} once another led)")  # fmt: skip
+        fig.mid = at_kill < n + 2 * e
         wait_for(lambda: len(self.zebra()) == n + 2 * e, timeout=timeout, interval=0.5,
                  what=f"{n + 2 * e} routes in zebra")  # fmt: skip
         after = self.wait_converged(timeout, "NB = zebra after the NB leader died")
