@@ -197,21 +197,13 @@ class Chaos:
         extra = prefixes(churn, start=n + churn)
         before = self.load(stable + moving, [], timeout)
         assert self.lab.ovn is not None
-        tor1, tor2 = self.lab.announcer("tor1"), self.lab.announcer("tor2")
         rounds = 0
         started = None
         deadline = time.monotonic() + outage_s
         self.lab.ovn.stop_nb()
         for moved in itertools.cycle((True, False)):
             rounds += 1
-            if moved:  # next hop tor1 -> tor2, new prefixes in, and back
-                tor2.announce(moving)
-                tor1.withdraw(moving)
-                tor1.announce(extra)
-            else:
-                tor1.announce(moving)
-                tor2.withdraw(moving)
-                tor1.withdraw(extra)
+            self._churn(moving, extra, moved)
             time.sleep(0.5)
             if started is None and time.monotonic() >= deadline:
                 self.lab.ovn.start_nb()
@@ -226,6 +218,18 @@ class Chaos:
         self._score(fig, [r for r in before if r[1] in unchanged], after)
         self.clear(stable + moving, [], timeout)
         return fig
+
+    def _churn(self, moving: list[str], extra: list[str], moved: bool) -> None:
+        """One churn round: ``moving`` to next hop tor2 and ``extra`` in, or both back."""
+        tor1, tor2 = self.lab.announcer("tor1"), self.lab.announcer("tor2")
+        if moved:
+            tor2.announce(moving)
+            tor1.withdraw(moving)
+            tor1.announce(extra)
+        else:
+            tor1.announce(moving)
+            tor2.withdraw(moving)
+            tor1.withdraw(extra)
 
     # --- clustered NB/SB: the leader killed ---------------------------------------------------
 
@@ -296,18 +300,10 @@ class Chaos:
         stable, moving = prefixes(n), prefixes(churn, start=n)
         extra = prefixes(churn, start=n + churn)
         before = self.load(stable + moving, [], timeout)
-        tor1, tor2 = self.lab.announcer("tor1"), self.lab.announcer("tor2")
         killed = ""
         started = 0.0
         for rounds in range(1, 9):
-            if rounds % 2:  # next hop tor1 -> tor2, new prefixes in, and back
-                tor2.announce(moving)
-                tor1.withdraw(moving)
-                tor1.announce(extra)
-            else:
-                tor1.announce(moving)
-                tor2.withdraw(moving)
-                tor1.withdraw(extra)
+            self._churn(moving, extra, moved=bool(rounds % 2))
             time.sleep(0.5)
             if rounds == 3:
                 started = time.monotonic()
@@ -344,12 +340,21 @@ class Chaos:
         fig = Figures("SB leader kill -9 (announcements)", len(want), 0)
         link = lab.link("tor1", NODE)
         node1 = (str(link.peer_v4), str(link.peer_v6))
-        time.sleep(3)  # let the announcements settle (all UPDATEs sent)
 
         def updates() -> int:
             data = tor1.show("show bgp neighbors json")
             return sum(int(data.get(a, {}).get("messageStats", {}).get("updatesRecv", 0))
                        for a in node1)  # fmt: skip
+
+        # every UPDATE of the announcements sent: the count holds still for a second
+        seen = [updates()]
+
+        def quiet() -> bool:
+            time.sleep(1)
+            seen.append(updates())
+            return seen[-1] == seen[-2]
+
+        wait_for(quiet, timeout=timeout, what="tor1 receiving no more UPDATEs from node1")
 
         missing: list[int] = []
         stop = threading.Event()

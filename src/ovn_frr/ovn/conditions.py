@@ -129,12 +129,12 @@ def nb(idl: Any, chassis: str, bound: frozenset[str]) -> Conditions:
     gateways = {name[3:] for name in bound if name.startswith("cr-")}
     # gateway ports this chassis may host (a gateway chassis or HA group member): their
     # routers are here already when the gateway fails over to this chassis
-    standby_gwc = [str(r.uuid) for r in t["Gateway_Chassis"].rows.values()]
-    ha = [str(r.uuid) for r in t["HA_Chassis"].rows.values()]
-    groups = [str(r.uuid) for r in t["HA_Chassis_Group"].rows.values()]
+    standby_gwc = {str(r.uuid) for r in t["Gateway_Chassis"].rows.values()}
+    ha = {str(r.uuid) for r in t["HA_Chassis"].rows.values()}
+    groups = {str(r.uuid) for r in t["HA_Chassis_Group"].rows.values()}
     standby = {u for u, r in lrps.items()
-               if set(_refs(r, "gateway_chassis")) & set(standby_gwc)
-               or set(_refs(r, "ha_chassis_group")) & set(groups)}  # fmt: skip
+               if standby_gwc.intersection(_refs(r, "gateway_chassis"))
+               or groups.intersection(_refs(r, "ha_chassis_group"))}  # fmt: skip
     local_lrps = [u for u, r in lrps.items() if r.name in peers | gateways] + sorted(standby)
     routers = [_pinned(chassis), *_holding("ports", local_lrps)]
     # the routers' own rows, and, announced in full, what is behind them
@@ -155,8 +155,9 @@ def nb(idl: Any, chassis: str, bound: frozenset[str]) -> Conditions:
             continue
         mine = [lrps[u] for u in ports if u in lrps]
         # a gateway here, or one it may host: a standby has what it needs before a failover
-        here = [r for r in mine if r.name in gateways or str(r.uuid) in standby]
-        gateway_here = options.get("chassis") == chassis or bool(here)
+        gateway_here = options.get("chassis") == chassis or any(
+            r.name in gateways or str(r.uuid) in standby for r in mine
+        )
         distributed = "chassis" not in options and not any(is_gateway_port(r) for r in mine)
         if gateway_here or (distributed and not _true(options, OPT_LOCAL_ONLY)):
             full_names.update(r.name for r in mine)

@@ -125,15 +125,12 @@ def _exchange(
 
 
 def transact(
-    conn: ovs.jsonrpc.Connection,
-    ops: Sequence[dict[str, Any]],
-    db: str = "OVN_Northbound",
-    timeout_s: float = REPLY_TIMEOUT_S,
+    conn: ovs.jsonrpc.Connection, ops: Sequence[dict[str, Any]], db: str = "OVN_Northbound"
 ) -> list[Any]:
     """One OVSDB ``transact``; raises :class:`OvnError` for the connection, the transaction
     or any of its operations. An error on the connection closes it."""
     request = ovs.jsonrpc.Message.create_request("transact", [db, *ops])
-    error, reply = _exchange(conn, request, timeout_s)
+    error, reply = _exchange(conn, request, REPLY_TIMEOUT_S)
     if error:
         conn.close()
         raise OvnError(f"{db} transact: {os.strerror(error)}")
@@ -161,9 +158,8 @@ def fetch_schema(remote: str, db: str) -> dict[str, Any]:
             errors.append(str(exc))
             break
         try:
-            error, reply = conn.transact_block(
-                ovs.jsonrpc.Message.create_request("get_schema", [db])
-            )
+            request = ovs.jsonrpc.Message.create_request("get_schema", [db])
+            error, reply = _exchange(conn, request, CONNECT_TIMEOUT_MS / 1000)
         finally:
             conn.close()
         if not error and not reply.error:

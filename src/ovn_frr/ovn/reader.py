@@ -270,10 +270,10 @@ class OvnReader:
         with each port and must not hold every state back (what is missing then is rows on
         their way in, never rows that were there)."""
         self.start()
-        sb_pending = self.sb.set_conditions(
-            self.sb.read(lambda idl: conditions.sb(idl, self.chassis))
+        sb_conditions, bound = self.sb.read(
+            lambda idl: (conditions.sb(idl, self.chassis), bound_ports(idl))
         )
-        bound = self.sb.read(bound_ports)
+        sb_pending = self.sb.set_conditions(sb_conditions)
 
         def nb(idl: Any) -> tuple[conditions.Conditions, OvnState, tuple[StaticRow, ...]]:
             return conditions.nb(idl, self.chassis, bound), *read_nb(idl, self.chassis, bound)
