@@ -1,8 +1,11 @@
 """The agent: wiring of the pipelines, each a reconciler on its own asyncio task.
 
     OVSDB change ──> ovn ──(OvnState)──┬──> import <── FPM (zebra's RIB) ──> OVN NB rows
-                                       └──> advertise ──(networks)──> frr <── every frr_check_ms
-                                                                       └──> FRR (vtysh)
+                                       ├──> advertise ──(networks)──> frr <── every frr_check_ms
+                                       │                               └──> FRR (vtysh)
+                                       └──> evpn <── kernel FDB/neighbour changes, check_ms
+                                             └──> kernel bridges/VXLAN/FDB, OVS bridges and
+                                                  flows, NB localnet ports
 
 One failing, slow or stuck pipeline never stops another: an NB outage leaves FRR configured
 from the last OVN state, a hung vtysh delays no import or BFD withdrawal.
@@ -20,17 +23,21 @@ from typing import Any
 
 from ovn_frr import __version__
 from ovn_frr.config import NodeConfig
-from ovn_frr.config.convert import frr_settings, import_policy
+from ovn_frr.config.convert import evpn_uses, frr_settings, import_policy, vtep_ip
+from ovn_frr.core.evpn import LOCALNET_OWNER
 from ovn_frr.core.ovn import OvnState
 from ovn_frr.fpm.peer import ZebraCheck
 from ovn_frr.fpm.rib import Rib
 from ovn_frr.fpm.server import FpmServer
 from ovn_frr.frr.vtysh import Vtysh, VtyshError
+from ovn_frr.kernel.evpn import KernelEvpn
 from ovn_frr.ovn.bulk import BulkWriter
 from ovn_frr.ovn.db import OvnError, OvsdbConnection
+from ovn_frr.ovn.localnet import LocalnetWriter
 from ovn_frr.ovn.reader import OvnReader
 from ovn_frr.reconcilers.advertise import AdvertiseReconciler, Networks
 from ovn_frr.reconcilers.base import Cell, Reconciler, Runner, Signal, stop_all
+from ovn_frr.reconcilers.evpn import EvpnReconciler, EvpnSettings
 from ovn_frr.reconcilers.frr import FrrReconciler
 from ovn_frr.reconcilers.importer import ImportReconciler
 from ovn_frr.reconcilers.ovn import OvnWatch
@@ -38,6 +45,7 @@ from ovn_frr.redact import Redactor
 from ovn_frr.report import AgentInfo, samples, status_doc, trace_doc
 from ovn_frr.status import Metrics, MetricsServer, StatusServer
 from ovn_frr.versions import Versions, detect
+from ovn_frr.vswitch.bridges import LocalOvs
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +109,10 @@ class Agent:
             FrrReconciler(frr_settings(cfg), vtysh, networks, cfg.agent.frr_check_ms / 1000,
                           clock, observe_apply=self.metrics.apply_seconds.observe,
                           version=str(self.versions.frr or "")),
+            EvpnReconciler(EvpnSettings(evpn_uses(cfg), str(vtep_ip(cfg)), cfg.evpn.udp_port,
+                                        cfg.evpn.mtu, cfg.evpn.check_ms / 1000),
+                           state, KernelEvpn(), LocalOvs(cfg.ovs.db, cfg.ovs.rundir),
+                           LocalnetWriter(nb.remote, LOCALNET_OWNER), clock),
         ]  # fmt: skip
         debounce = cfg.agent.debounce_ms / 1000
         check = cfg.agent.frr_check_ms / 1000

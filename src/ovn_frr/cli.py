@@ -176,7 +176,8 @@ def status(socket_path: str | None, config_file: str | None, as_json: bool,
 @CONFIG_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def trace(prefix: str, socket_path: str | None, config_file: str | None, as_json: bool) -> None:
-    """The story of one prefix: OVN object -> FRR -> peers, or peer -> zebra -> OVN row."""
+    """The story of one prefix (OVN object -> FRR -> peers, or peer -> zebra -> OVN row), or
+    of one MAC in EVPN (OVN port -> type-2 out, or type-2 in -> VTEP)."""
     doc = _ask(_socket(socket_path, config_file), f"trace {prefix}")
     if as_json:
         click.echo(json.dumps(doc, indent=2))

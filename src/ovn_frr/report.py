@@ -55,10 +55,14 @@ def samples(runners: Sequence[Runner]) -> Iterable[Sample]:
 
 
 async def trace_doc(text: str, runners: Sequence[Runner]) -> dict[str, Any]:
+    for r in runners:  # a MAC: the EVPN pipeline's story
+        trace_mac = getattr(r.reconciler, "trace_mac", None)
+        if trace_mac is not None and (part := trace_mac(text)) is not None:
+            return {**part.doc, "story": list(part.story)}
     try:
         prefix: Network = ipaddress.ip_network(text.strip(), strict=False)
     except ValueError:
-        return {"error": f"{text!r} is not a prefix"}
+        return {"error": f"{text!r} is not a prefix or a MAC"}
     doc: dict[str, Any] = {"prefix": str(prefix)}
     story: list[str] = []
     for r in runners:

@@ -72,6 +72,16 @@ def status_view(doc: dict[str, Any]) -> RenderableType:
         imp.add_row(x["router"], str(x["table"] if x["table"] is not None else "-"),
                     str(x["rows"]))  # fmt: skip
     parts: list[RenderableType] = [head, conn, pipes, bgp, adv, imp]
+    evpn = doc.get("evpn", {})
+    if evpn.get("vnis"):
+        ev = _table(f"EVPN (VTEP {evpn['vtep']})", "VNI", "switch", "data path", "local MACs",
+                    "remote MACs", "remote IPs", "remote VTEPs")  # fmt: skip
+        for v in evpn["vnis"]:
+            ev.add_row(str(v["vni"]), v["switch"], _ok(v["wired"], "wired" if v["wired"]
+                       else "waiting for the localnet patch"), str(v["local_total"]),
+                       str(v["remote_macs_total"]), str(v["remote_ips_total"]),
+                       ", ".join(v["vteps"]) or "none")  # fmt: skip
+        parts.append(ev)
     drift = frr.get("drift")
     if drift:
         at = time.strftime("%H:%M:%S", time.localtime(drift["last_at"]))
@@ -101,7 +111,8 @@ def trace_view(doc: dict[str, Any]) -> RenderableType:
     if "error" in doc:
         return Text(f"trace: {doc['error']}", style="red")
     lines = doc["story"] or ["nothing known about this prefix (not advertised, not learned)"]
-    return Group(Text(doc["prefix"], style="bold"), *(Text(f"  {line}") for line in lines))
+    title = doc.get("prefix") or doc.get("mac", "")
+    return Group(Text(title, style="bold"), *(Text(f"  {line}") for line in lines))
 
 
 def demo_view(

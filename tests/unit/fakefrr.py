@@ -26,6 +26,9 @@ REPLACED = ("bgp router-id", "fpm address", "receive-interval", "transmit-interv
             "detect-multiplier")  # fmt: skip
 
 
+EXITS = ("exit", "exit-address-family", "exit-vni")
+
+
 class FakeFrr:
     def __init__(self, reject: Reject = lambda _p: None, early_exit: bool = False) -> None:
         self.tree = Node("")
@@ -66,10 +69,10 @@ class FakeFrr:
             line = raw.strip()
             depth = len(raw) - len(raw.lstrip(" "))
             if out_of_config:
-                if line not in ("exit", "exit-address-family"):
+                if line not in EXITS:
                     errors.append(LineError(number, "Unknown command"))
                 continue
-            if line in ("exit", "exit-address-family"):
+            if line in EXITS:
                 if failed is not None and depth == failed:
                     # the exit of a context vtysh never entered leaves its parent
                     if depth == 0 and self.early_exit:

@@ -13,11 +13,19 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
-from ovn_frr.config.schema import ImportConfig, Neighbor, NodeConfig, OvnConfig, PrefixFilter
+from ovn_frr.config.schema import (
+    EvpnConfig,
+    ImportConfig,
+    Neighbor,
+    NodeConfig,
+    OvnConfig,
+    PrefixFilter,
+)
 from ovn_frr.config.types import parse_asn
 
 Problem = tuple[str, str]
-M = TypeVar("M", OvnConfig, ImportConfig, Neighbor)
+M = TypeVar("M", OvnConfig, ImportConfig, Neighbor, EvpnConfig)
+VNI_MAX = 16_777_215
 
 
 def check(cfg: NodeConfig) -> list[Problem]:
@@ -26,7 +34,14 @@ def check(cfg: NodeConfig) -> list[Problem]:
     problems += _check_import(cfg.import_)
     neighbors = list(enumerate(cfg.bgp.neighbors))
     problems += _check_neighbors(neighbors, cfg.bgp.asn, set(cfg.bfd.profiles))
+    problems += _check_evpn(cfg.evpn)
     return problems
+
+
+def _check_evpn(evpn: EvpnConfig) -> Iterator[Problem]:
+    for key in evpn.vnis:
+        if int(key) > VNI_MAX:
+            yield f"evpn.vnis.{key}", f"{key} is not a VNI (1..{VNI_MAX})"
 
 
 def check_parts(data: Mapping[str, Any]) -> list[Problem]:
@@ -38,6 +53,9 @@ def check_parts(data: Mapping[str, Any]) -> list[Problem]:
     imp = _valid(ImportConfig, data.get("import", {}))
     if imp is not None:
         problems += _check_import(imp)
+    evpn = _valid(EvpnConfig, data.get("evpn", {}))
+    if evpn is not None:
+        problems += _check_evpn(evpn)
     bgp = data.get("bgp")
     if not isinstance(bgp, Mapping):
         return problems
@@ -109,6 +127,8 @@ def _check_neighbor(
             yield f"{path}.address_families", "must name at least one address family"
         if len(set(nb.address_families)) != len(nb.address_families):
             yield f"{path}.address_families", "lists an address family twice"
+    if nb.vrf and nb.address_families and "l2vpn-evpn" in nb.address_families:
+        yield f"{path}.address_families", "l2vpn-evpn is carried in the default VRF only"
     if asn is not None and nb.remote_as == asn and nb.ebgp_multihop is not None:
         yield f"{path}.ebgp_multihop", "only applies to eBGP neighbors"
     if nb.password is not None and nb.password_file is not None:

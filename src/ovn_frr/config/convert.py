@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+from ipaddress import IPv4Address, ip_network
+
 from ovn_frr.config.schema import NodeConfig
 from ovn_frr.config.schema import PrefixFilter as ConfigFilter
-from ovn_frr.core.frr_model import BfdProfile, FrrSettings, Neighbor, PrefixFilter
+from ovn_frr.core.frr_model import (
+    BfdProfile,
+    EvpnSettings,
+    FrrSettings,
+    Neighbor,
+    PrefixFilter,
+    VniOverride,
+)
 from ovn_frr.core.model import PROTOCOLS, ImportPolicy
 
 
@@ -42,8 +51,34 @@ def frr_settings(cfg: NodeConfig) -> FrrSettings:
     )
     fpm = cfg.frr.fpm_listen
     return FrrSettings(
-        cfg.bgp.asn, str(cfg.bgp.router_id), neighbors, profiles, (str(fpm.host), fpm.port)
+        cfg.bgp.asn, str(cfg.bgp.router_id), neighbors, profiles, (str(fpm.host), fpm.port),
+        evpn_settings(cfg),
+    )  # fmt: skip
+
+
+def evpn_uses(cfg: NodeConfig) -> bool:
+    """EVPN is on when a neighbor carries l2vpn-evpn."""
+    return any("l2vpn-evpn" in (nb.address_families or ()) for nb in cfg.bgp.neighbors)
+
+
+def vtep_ip(cfg: NodeConfig) -> IPv4Address:
+    return cfg.evpn.local_ip or cfg.bgp.router_id
+
+
+def evpn_settings(cfg: NodeConfig) -> EvpnSettings | None:
+    if not evpn_uses(cfg):
+        return None
+
+    def rts(vni: str, given: tuple[str, ...]) -> tuple[str, ...]:
+        # FRR shows a lone RT equal to its auto one (ASN:VNI) as no line at all
+        return () if given == (f"{cfg.bgp.asn}:{vni}",) else given
+
+    vnis = tuple(
+        VniOverride(int(k), v.rd, rts(k, v.route_targets_import), rts(k, v.route_targets_export))
+        for k, v in sorted(cfg.evpn.vnis.items(), key=lambda kv: int(kv[0]))
     )
+    vtep = ip_network(f"{vtep_ip(cfg)}/32") if cfg.evpn.advertise_local_ip else None
+    return EvpnSettings(vnis, vtep)
 
 
 def import_policy(cfg: NodeConfig, mixed_family: bool) -> ImportPolicy:

@@ -18,6 +18,7 @@ from ovn_frr.config.types import (
     NeighborIP,
     OvsdbRemote,
     Prefix,
+    RdRt,
     RemoteAS,
     Secret,
     Text,
@@ -142,6 +143,39 @@ class AgentConfig(_Model):
     metrics_listen: Endpoint | None = None
 
 
+class OvsConfig(_Model):
+    """The local Open vSwitch (EVPN's bridges and OVN's bridge mappings live there)."""
+
+    db: OvsdbRemote = "unix:/run/openvswitch/db.sock"
+    #: where ``ovs-ofctl`` finds the bridges' management sockets (``<rundir>/<bridge>.mgmt``)
+    rundir: Annotated[str, Field(min_length=1)] = "/run/openvswitch"
+
+
+class EvpnVni(_Model):
+    """Overrides for one VNI (default: FRR's auto RD and RT, ASN:VNI)."""
+
+    rd: RdRt | None = None
+    route_targets_import: Annotated[tuple[RdRt, ...], LAX] = ()
+    route_targets_export: Annotated[tuple[RdRt, ...], LAX] = ()
+
+
+class EvpnConfig(_Model):
+    """EVPN L2 (logical switches with ``other_config:dynamic-routing-vni``). The neighbors
+    that carry it list ``l2vpn-evpn`` in their ``address_families``."""
+
+    #: The VTEP source address (on a local interface, reachable over the underlay);
+    #: None: bgp.router_id.
+    local_ip: IPv4 | None = None
+    udp_port: Annotated[int, Field(ge=1, le=65535)] = 4789
+    #: Announce local_ip/32 in ipv4 unicast to the neighbors (the underlay route to this VTEP).
+    advertise_local_ip: bool = True
+    #: MTU of the VXLAN device and the veth toward OVN (the underlay's MTU minus 50).
+    mtu: Annotated[int, Field(ge=576, le=9000)] = 1450
+    #: How often the kernel's EVPN entries are read when no change woke the pipeline.
+    check_ms: Annotated[int, Field(ge=100, le=60000)] = 2000
+    vnis: dict[Annotated[str, Field(pattern=r"^[1-9][0-9]{0,7}$")], EvpnVni] = {}
+
+
 class NodeConfig(_Model):
     ovn: OvnConfig = OvnConfig()
     frr: FrrConfig = FrrConfig()
@@ -149,3 +183,5 @@ class NodeConfig(_Model):
     bfd: BfdConfig = BfdConfig()
     import_: ImportConfig = Field(default=ImportConfig(), alias="import")
     agent: AgentConfig = AgentConfig()
+    ovs: OvsConfig = OvsConfig()
+    evpn: EvpnConfig = EvpnConfig()

@@ -188,6 +188,31 @@ def parse_ovsdb_remote(value: Any) -> str:
     return text
 
 
+RD_RT = re.compile(r"^(?:(\d{1,10})|(\d{1,3}(?:\.\d{1,3}){3})):(\d{1,10})$")
+
+
+def parse_rd_rt(value: Any) -> str:
+    """A route distinguisher or route target as FRR takes it: ``ASN:NN`` or ``IPv4:NN``."""
+    text = _need_str(value, "ASN:NN or IPv4:NN")
+    m = RD_RT.match(text)
+    if not m:
+        raise _fail(f"{text!r} is not ASN:NN or IPv4:NN")
+    asn, ip, nn = m.groups()
+    if asn is not None:
+        if not 1 <= int(asn) <= ASN_MAX:
+            raise _fail(f"{text!r}: {asn} is not an AS number")
+        limit = 65535 if int(asn) > 65535 else ASN_MAX
+    else:
+        try:
+            ipaddress.IPv4Address(ip)
+        except ValueError:
+            raise _fail(f"{text!r}: {ip} is not an IPv4 address") from None
+        limit = 65535
+    if int(nn) > limit:
+        raise _fail(f"{text!r}: the number after ':' must be at most {limit} here")
+    return text
+
+
 def _as_str(value: object) -> str:
     return str(value)
 
@@ -205,3 +230,4 @@ Secret = Annotated[str, PlainValidator(parse_secret)]
 ASN = Annotated[int, PlainValidator(parse_asn)]
 Endpoint = Annotated[HostPort, PlainValidator(parse_hostport), PlainSerializer(_as_str)]
 OvsdbRemote = Annotated[str, PlainValidator(parse_ovsdb_remote)]
+RdRt = Annotated[str, PlainValidator(parse_rd_rt)]

@@ -57,6 +57,26 @@ class Neighbor:
 
 
 @dataclass(frozen=True, slots=True)
+class VniOverride:
+    """A VNI's RD and route targets where the node config sets them (FRR's auto otherwise)."""
+
+    vni: int
+    rd: str | None = None
+    rt_import: tuple[str, ...] = ()
+    rt_export: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class EvpnSettings:
+    """EVPN in the default VRF: ``advertise-all-vni`` (zebra announces every VNI whose
+    VXLAN device it sees), per-VNI overrides, and the VTEP address announced in ipv4 unicast
+    (None: not announced by ovn-frr)."""
+
+    vnis: tuple[VniOverride, ...] = ()
+    vtep: Network | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class FrrSettings:
     """The node config's part of FRR's config: BGP peering, BFD profiles, the FPM address."""
 
@@ -65,6 +85,8 @@ class FrrSettings:
     neighbors: tuple[Neighbor, ...] = ()
     bfd_profiles: tuple[BfdProfile, ...] = ()
     fpm: tuple[str, int] | None = ("127.0.0.1", 2620)
+    #: None: no EVPN (no neighbor carries l2vpn-evpn)
+    evpn: EvpnSettings | None = None
 
 
 # --- the FRR config ovn-frr wants ---------------------------------------------------------------
@@ -147,6 +169,7 @@ class BgpInstance:
     #: afi -> prefixes announced with `network ... route-map <origin_map>`
     networks: Mapping[str, tuple[Network, ...]]
     origin_map: str
+    evpn: EvpnSettings | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,14 +263,19 @@ def desired_frr(
 ) -> FrrModel:
     """The FRR config for ``cfg`` announcing ``networks`` (VRF name, "" = default -> prefixes)."""
     networks = networks or {}
-    vrfs = sorted({nb.vrf for nb in cfg.neighbors} | set(networks))
+    vrfs = sorted({nb.vrf for nb in cfg.neighbors} | set(networks)
+                  | ({""} if cfg.evpn is not None else set()))  # fmt: skip
     lists: list[PrefixList] = []
     maps: list[RouteMap] = []
     instances = []
     for vrf in vrfs:
         vtok = f"{_token(vrf)}-" if vrf else ""
+        wanted = {ipaddress.ip_network(p) for p in networks.get(vrf, ())}
+        evpn = cfg.evpn if not vrf else None
+        if evpn is not None and evpn.vtep is not None:
+            wanted.add(evpn.vtep)
         prefixes = sorted(
-            {ipaddress.ip_network(p) for p in networks.get(vrf, ())},
+            wanted,
             key=lambda n: (n.version, int(n.network_address), n.prefixlen),
         )
         intent = {afi: tuple(p for p in prefixes if _afi(p) == afi) for afi in ("ipv4", "ipv6")}
@@ -280,7 +308,7 @@ def desired_frr(
                 )
             )
         instances.append(
-            BgpInstance(cfg.asn, vrf, cfg.router_id, tuple(neighbors), intent, ORIGIN_MAP)
+            BgpInstance(cfg.asn, vrf, cfg.router_id, tuple(neighbors), intent, ORIGIN_MAP, evpn)
         )
     lists = list({pl.name: pl for pl in lists}.values())  # shared lists appear once
     origin = f"{cfg.asn}:4242:1"

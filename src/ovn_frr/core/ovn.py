@@ -209,6 +209,9 @@ class SwitchPort:
     bound_here: bool = False
     advertise: bool = True
     problem: str = ""
+    #: the port's Ethernet address, lower case ("" none: router, unknown or dynamic not yet
+    #: assigned)
+    mac: str = ""
 
     @classmethod
     def of(
@@ -218,9 +221,10 @@ class SwitchPort:
         options: Mapping[str, str] | None = None,
         bound_here: bool = False,
         type: str = "",
+        mac: str = "",
     ) -> SwitchPort:
         ok, why = advertised("switch port", name, options or {})
-        return cls(name, type, addresses, bound_here, ok, why)
+        return cls(name, type, addresses, bound_here, ok, why, mac)
 
 
 @dataclass(frozen=True, slots=True)

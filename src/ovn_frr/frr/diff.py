@@ -22,7 +22,7 @@ import itertools
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-STRUCTURAL = ("exit", "exit-address-family", "exit-vrf", "!", "end")
+STRUCTURAL = ("exit", "exit-address-family", "exit-vrf", "exit-vni", "!", "end")
 #: contexts shared with operator config: never removed as a whole
 SHARED = ("router bgp ", "bfd", "address-family ")
 
@@ -136,6 +136,8 @@ def _all(node: Node, path: Path) -> list[Change]:
 
 
 def _exit(context: str) -> str:
+    if context.startswith("vni "):
+        return "exit-vni"
     return "exit-address-family" if context.startswith("address-family ") else "exit"
 
 

@@ -14,6 +14,7 @@ from ovn_frr.core.frr_model import (
     BfdProfile,
     BgpInstance,
     BgpNeighbor,
+    EvpnSettings,
     FrrModel,
     LargeCommunityList,
     PrefixList,
@@ -126,6 +127,21 @@ def _neighbor(n: BgpNeighbor) -> list[str]:
     return lines
 
 
+def render_vnis(evpn: EvpnSettings) -> list[str]:
+    """Per-VNI overrides, as FRR shows them (``vni N`` ... ``exit-vni``)."""
+    lines = []
+    for v in sorted(evpn.vnis, key=lambda v: v.vni):
+        if not (v.rd or v.rt_import or v.rt_export):
+            continue
+        lines.append(f"  vni {v.vni}")
+        if v.rd:
+            lines.append(f"   rd {v.rd}")
+        lines += [f"   route-target import {rt}" for rt in v.rt_import]
+        lines += [f"   route-target export {rt}" for rt in v.rt_export]
+        lines.append("  exit-vni")
+    return lines
+
+
 def render_bgp(b: BgpInstance) -> str:
     head = f"router bgp {b.asn}" + (f" vrf {b.vrf}" if b.vrf else "")
     lines = [
@@ -156,9 +172,12 @@ def render_bgp(b: BgpInstance) -> str:
                 lines.append(f"  neighbor {n.address} maximum-prefix {n.max_prefix}")
         lines.append(" exit-address-family")
     evpn = [n for n in b.neighbors if "l2vpn-evpn" in n.afis]
-    if evpn:
+    if evpn or b.evpn is not None:
         lines.append(" address-family l2vpn evpn")
         lines += [f"  neighbor {n.address} activate" for n in evpn]
+        if b.evpn is not None:
+            lines.append("  advertise-all-vni")
+            lines += render_vnis(b.evpn)
         lines.append(" exit-address-family")
     lines.append("exit")
     return "\n".join(lines) + "\n"

@@ -179,11 +179,12 @@ class Lab:
             self.netns(peer.name),
             self.rundir / peer.name / "frr",
             tuple(daemons_for(self.versions.frr, node=False)),
-            bgpd_config="\n".join(self._bgp_config(peer.name, peer.asn)),
+            bgpd_config="\n".join(self._bgp_config(peer.name, peer.asn)) if peer.bgp else "",
         )
         frr.start()
         self.frr[peer.name] = frr
-        self._start_bfd(peer.name)
+        if peer.bgp:
+            self._start_bfd(peer.name)
 
     def _start_bfd(self, member: str) -> None:
         """BFD profile ``lab`` on every lab-rendered session of ``member`` (bfdd's config goes

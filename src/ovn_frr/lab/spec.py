@@ -45,6 +45,9 @@ class PeerSpec:
 
     name: str
     asn: int
+    #: The lab renders eBGP sessions to every linked member. False: FRR starts bare (the
+    #: scenario configures it, e.g. an iBGP route reflector or a remote VTEP).
+    bgp: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -117,6 +118,19 @@ def _lsp_addresses(lsp: Any) -> tuple[Address, ...]:
     return tuple(out)
 
 
+MAC = re.compile(r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$")
+
+
+def _lsp_mac(lsp: Any) -> str:
+    """The port's MAC: the first word of its first address entry that is one (``addresses``
+    before ``dynamic_addresses``), "" if none."""
+    for entry in [*lsp.addresses, *lsp.dynamic_addresses]:
+        words = entry.split()
+        if words and MAC.match(words[0]):
+            return str(words[0]).lower()
+    return ""
+
+
 def _vips(lb: Any) -> tuple[Vip, ...]:
     options = dict(lb.options)
     return tuple(Vip.of(lb.name, a, options) for key in lb.vips
@@ -152,7 +166,7 @@ def read_nb(
                 continue
             lsps.append(
                 SwitchPort.of(lsp.name, _lsp_addresses(lsp), dict(lsp.options),
-                              lsp.name in bound, lsp.type)
+                              lsp.name in bound, lsp.type, _lsp_mac(lsp))
             )  # fmt: skip
         vips = tuple(v for lb in ls.load_balancer for v in _vips(lb))
         switches[uuid] = LogicalSwitch(uuid, ls.name, tuple(lsps), vips, dict(ls.other_config))

@@ -1,0 +1,263 @@
+"""The EVPN L2 lab: two OVN chassis and a remote VTEP on an underlay through a route
+reflector, one OVN switch extended over VXLAN EVPN.
+
+::
+
+    vm1 ─ node1 (OVN, FRR, ovn-frr) ─┐                 ┌─ vtep1 (FRR EVPN, br-100/vxlan-100) ─ host1
+                                     ├─ tor1 (iBGP RR) ─┤
+    vm2 ─ node2 (OVN, FRR, ovn-frr) ─┘                 (AS 64512 throughout)
+
+tor1 reflects ipv4 unicast (next hop itself: the VTEP loopbacks) and l2vpn evpn (next hop
+unchanged: the VTEPs). The agents configure node1's and node2's FRR; the lab configures
+tor1 and vtep1, whose host1 sits behind a plain Linux bridge and VXLAN device.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ovn_frr.lab.agent import AgentProcess
+from ovn_frr.lab.lab import DEFAULT_BASE, Lab
+from ovn_frr.lab.proc import netns_add, run, wait_for
+from ovn_frr.lab.spec import LabSpec, LinkSpec, NodeSpec, PeerSpec
+
+ASN = 64512
+VNI = 100
+SWITCH = "ls-evpn"
+#: MTU inside the overlay (the underlay's 1500 minus VXLAN's 50)
+MTU = 1450
+#: VXLAN-side device names on vtep1 (OVN 25.09's defaults, also ovn-frr's)
+BRIDGE, VXLAN = f"br-{VNI}", f"vxlan-{VNI}"
+TX_OFF = (
+    "import array,fcntl,socket,struct,sys\n"
+    "b=array.array('B',struct.pack('II',0x17,0));a,_=b.buffer_info()\n"
+    "s=socket.socket(socket.AF_INET,socket.SOCK_DGRAM)\n"
+    "fcntl.ioctl(s.fileno(),0x8946,struct.pack('16sP',sys.argv[1].encode(),a))\n"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Host:
+    """A host with one interface (``eth0``) in its own namespace ``<lab>-<name>``."""
+
+    name: str
+    mac: str
+    ip: str
+    ip6: str
+
+
+VM1 = Host("vm1", "0a:00:00:00:01:01", "10.100.0.11", "fd00:100::11")
+VM2 = Host("vm2", "0a:00:00:00:01:02", "10.100.0.12", "fd00:100::12")
+HOST1 = Host("host1", "0a:00:00:00:02:20", "10.100.0.20", "fd00:100::20")
+
+
+def evpn_spec() -> LabSpec:
+    return LabSpec(
+        nodes=(NodeSpec("node1", bgp=False, chassis=True),
+               NodeSpec("node2", bgp=False, chassis=True)),
+        peers=(PeerSpec("tor1", ASN, bgp=False), PeerSpec("vtep1", ASN, bgp=False)),
+        links=(LinkSpec("node1", "tor1"), LinkSpec("node2", "tor1"), LinkSpec("vtep1", "tor1")),
+    )  # fmt: skip
+
+
+def _bgp_common(lab: Lab, member: str) -> list[str]:
+    return [f"router bgp {ASN}", f" bgp router-id {lab.spec.router_id(member)}",
+            " no bgp default ipv4-unicast", " coalesce-time 100", " timers bgp 1 3"]  # fmt: skip
+
+
+@dataclass
+class EvpnLab:
+    name: str | None = None
+    base: Path = DEFAULT_BASE
+    #: what the switch announces (OVN's dynamic-routing-redistribute)
+    redistribute: str = "fdb,ip"
+    lab: Lab = field(init=False)
+    agents: dict[str, AgentProcess] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.lab = Lab(evpn_spec(), name=self.name, base=self.base)
+
+    # --- building -------------------------------------------------------------------------
+
+    def up(self, agents: bool = True) -> None:
+        lab = self.lab
+        lab.up()
+        self._tor()
+        self._vtep()
+        self.host(HOST1, "vtep1")
+        assert lab.ovn is not None
+        lab.ovn.nbctl("ls-add", SWITCH)
+        lab.ovn.nbctl("set", "Logical_Switch", SWITCH,
+                      f"other_config:dynamic-routing-vni={VNI}",
+                      f"other_config:dynamic-routing-redistribute={self.redistribute}")  # fmt: skip
+        self.vm(VM1, "node1")
+        self.vm(VM2, "node2")
+        if agents:
+            for node in ("node1", "node2"):
+                self.start_agent(node)
+
+    def start_agent(self, node: str) -> AgentProcess:
+        self.agents[node] = agent = AgentProcess.start(self.lab, node, self.node_config(node))
+        return agent
+
+    def node_config(self, node: str) -> str:
+        lab = self.lab
+        ovs = lab.rundir / node / "ovs"  # the Chassis' run directory
+        tor = lab.link(node, "tor1").peer_v4
+        return (
+            f'[[bgp.neighbors]]\naddress = "{tor}"\nremote_as = "internal"\n'
+            'address_families = ["ipv4-unicast", "l2vpn-evpn"]\n'
+            "keepalive = 1\nhold = 3\nconnect_retry = 1\n\n"
+            f'[evpn]\nlocal_ip = "{lab.spec.router_id(node)}"\ncheck_ms = 1000\n\n'
+            f'[ovs]\ndb = "unix:{ovs}/conf.sock"\nrundir = "{ovs}"\n'
+        )
+
+    def _tor(self) -> None:
+        for knob in ("net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1"):
+            run(["sysctl", "-qw", knob], netns=self.lab.netns("tor1"))  # the underlay's router
+        lines = _bgp_common(self.lab, "tor1")
+        lines += [" neighbor fabric peer-group", " neighbor fabric remote-as internal",
+                  " neighbor fabric timers connect 1",
+                  " neighbor fabric advertisement-interval 0"]  # fmt: skip
+        members = [str(la.peer_v4) for la in self.lab.links("tor1")]
+        lines += [f" neighbor {m} peer-group fabric" for m in members]
+        lines += [" address-family ipv4 unicast", "  neighbor fabric activate",
+                  "  neighbor fabric route-reflector-client",
+                  "  neighbor fabric next-hop-self force", " exit-address-family",
+                  " address-family l2vpn evpn", "  neighbor fabric activate",
+                  "  neighbor fabric route-reflector-client", " exit-address-family",
+                  "exit"]  # fmt: skip
+        self.lab.frr["tor1"].apply("\n".join(lines) + "\n")
+
+    def _vtep(self) -> None:
+        lab = self.lab
+        ns = lab.netns("vtep1")
+        local = str(lab.spec.router_id("vtep1"))
+        for argv in (
+            ["ip", "link", "add", BRIDGE, "type", "bridge"],
+            ["ip", "link", "set", BRIDGE, "addrgenmode", "none"],
+            ["ip", "link", "add", VXLAN, "type", "vxlan", "id", str(VNI), "local", local,
+             "dstport", "4789", "nolearning"],
+            ["ip", "link", "set", VXLAN, "addrgenmode", "none"],
+            ["ip", "link", "set", VXLAN, "master", BRIDGE],
+            ["bridge", "link", "set", "dev", VXLAN, "learning", "off", "neigh_suppress", "on"],
+            ["ip", "link", "set", VXLAN, "up"],
+            ["ip", "link", "set", BRIDGE, "up"],
+        ):  # fmt: skip
+            run(argv, netns=ns)
+        tor = lab.link("vtep1", "tor1").peer_v4
+        lines = _bgp_common(lab, "vtep1")
+        lines += [f" neighbor {tor} remote-as internal", f" neighbor {tor} timers connect 1",
+                  f" neighbor {tor} advertisement-interval 0", " address-family ipv4 unicast",
+                  f"  network {local}/32", f"  neighbor {tor} activate", " exit-address-family",
+                  " address-family l2vpn evpn", f"  neighbor {tor} activate",
+                  "  advertise-all-vni", " exit-address-family", "exit"]  # fmt: skip
+        lab.frr["vtep1"].apply("\n".join(lines) + "\n")
+
+    def _host_ns(self, h: Host, ipv6: bool) -> str:
+        ns = self.lab.netns(h.name)
+        netns_add(ns)
+        if not ipv6:
+            run(["sysctl", "-qw", "net.ipv6.conf.default.disable_ipv6=1"], netns=ns)
+        return ns
+
+    def _host_addrs(self, h: Host, ns: str, ipv6: bool) -> None:
+        run(["ip", "link", "set", "eth0", "address", h.mac, "mtu", str(MTU)], netns=ns)
+        run(["ip", "addr", "add", f"{h.ip}/24", "dev", "eth0"], netns=ns)
+        if ipv6:
+            run(["ip", "addr", "add", f"{h.ip6}/64", "dev", "eth0", "nodad"], netns=ns)
+        run(["ip", "link", "set", "eth0", "up"], netns=ns)
+        run(["ip", "link", "set", "lo", "up"], netns=ns)
+        # OVS's userspace datapath does not complete offloaded checksums (FIELD-NOTES)
+        run(["python3", "-c", TX_OFF, "eth0"], netns=ns)
+
+    def host(self, h: Host, vtep: str, ipv6: bool = True) -> None:
+        """A host behind ``vtep``'s bridge, its MAC and IPs written for zebra to announce."""
+        ns = self._host_ns(h, ipv6)
+        vns = self.lab.netns(vtep)
+        port = f"h-{h.name}"[:15]
+        run(["ip", "link", "add", "eth0", "netns", ns, "type", "veth", "peer", "name", port,
+             "netns", vns])  # fmt: skip
+        self._host_addrs(h, ns, ipv6)
+        run(["ip", "link", "set", port, "master", BRIDGE, "mtu", str(MTU)], netns=vns)
+        run(["bridge", "link", "set", "dev", port, "learning", "off"], netns=vns)
+        run(["ip", "link", "set", port, "up"], netns=vns)
+        run(["bridge", "fdb", "add", h.mac, "dev", port, "master", "static"], netns=vns)
+        for ip in (h.ip, h.ip6) if ipv6 else (h.ip,):
+            run(["ip", "neigh", "replace", ip, "lladdr", h.mac, "dev", BRIDGE, "nud",
+                 "permanent"], netns=vns)  # fmt: skip
+
+    def vm(self, h: Host, node: str, ipv6: bool = True) -> None:
+        """An OVN port of the switch, bound on ``node`` (a veth into br-int, as OVN's own
+        system tests with the userspace datapath do)."""
+        assert self.lab.ovn is not None
+        addrs = f"{h.mac} {h.ip} {h.ip6}" if ipv6 else f"{h.mac} {h.ip}"
+        self.lab.ovn.nbctl("lsp-add", SWITCH, h.name, "--", "lsp-set-addresses", h.name, addrs)
+        self.plug(h, node, ipv6)
+
+    def plug(self, h: Host, node: str, ipv6: bool = True) -> None:
+        ns = self.lab.netns(h.name)
+        if ns not in run(["ip", "netns", "list"]):
+            self._host_ns(h, ipv6)
+        nns = self.lab.netns(node)
+        port = f"vif-{h.name}"[:15]
+        run(["ip", "link", "add", "eth0", "netns", ns, "type", "veth", "peer", "name", port,
+             "netns", nns])  # fmt: skip
+        self._host_addrs(h, ns, ipv6)
+        run(["ip", "link", "set", port, "up", "mtu", str(MTU)], netns=nns)
+        run(["python3", "-c", TX_OFF, port], netns=nns)
+        self.lab.chassis[node].vsctl("add-port", "br-int", port, "--", "set", "Interface", port,
+                                     f"external_ids:iface-id={h.name}")  # fmt: skip
+
+    def unplug(self, h: Host, node: str) -> None:
+        port = f"vif-{h.name}"[:15]
+        self.lab.chassis[node].vsctl("--if-exists", "del-port", "br-int", port)
+        run(["ip", "link", "del", port], netns=self.lab.netns(node), check=False)
+
+    # --- looking ------------------------------------------------------------------------------
+
+    def ping(self, src: str, dst: str, count: int = 1, timeout: float = 2.0) -> bool:
+        ns = self.lab.netns(src)
+        out = run(["ping", "-c", str(count), "-W", str(timeout), "-q", dst], netns=ns,
+                  check=False)  # fmt: skip
+        return f"{count} received" in out
+
+    def fdb(self, member: str, dev: str = VXLAN) -> list[dict[str, Any]]:
+        out = run(["bridge", "-j", "fdb", "show", "dev", dev], netns=self.lab.netns(member))
+        return list(json.loads(out or "[]"))
+
+    def remote_vtep_of(self, member: str, mac: str) -> str | None:
+        """The VTEP ``member``'s VXLAN device sends ``mac`` to (None: not known there)."""
+        for e in self.fdb(member):
+            if e.get("mac") == mac and e.get("dst"):
+                return str(e["dst"])
+        return None
+
+    def counters(self, member: str, dev: str) -> tuple[int, int]:
+        """(rx, tx) packets of ``dev``."""
+        out = json.loads(run(["ip", "-s", "-j", "link", "show", dev], netns=self.lab.netns(member)))
+        stats = out[0]["stats64"]
+        return int(stats["rx"]["packets"]), int(stats["tx"]["packets"])
+
+    def flow_packets(self, node: str, match: str) -> int:
+        """n_packets summed over br-ev<VNI>'s flows whose text contains ``match``."""
+        ch = self.lab.chassis[node]
+        out = run(["ovs-ofctl", "-O", "OpenFlow13", "dump-flows",
+                   f"unix:{ch.rundir}/br-ev{VNI}.mgmt"])  # fmt: skip
+        total = 0
+        for line in out.splitlines():
+            if match in line and "n_packets=" in line:
+                total += int(line.split("n_packets=", 1)[1].split(",", 1)[0])
+        return total
+
+    def wait_remote(self, member: str, mac: str, vtep: str | None, timeout: float = 30) -> None:
+        wait_for(lambda: self.remote_vtep_of(member, mac) == vtep, timeout=timeout,
+                 what=f"{mac} -> {vtep} in {member}'s FDB")  # fmt: skip
+
+    def down(self) -> None:
+        for agent in self.agents.values():
+            agent.kill()
+        self.lab.down()

@@ -1,0 +1,1 @@
+"""Local Open vSwitch adapter: EVPN's OVS bridges, OVN's bridge mappings, OpenFlow tables."""

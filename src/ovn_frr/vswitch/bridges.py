@@ -1,0 +1,175 @@
+"""The local Open vSwitch as EVPN needs it (blocking; ``ovs-vsctl`` and ``ovs-ofctl``).
+
+Per VNI an OVS bridge (``br-evN``, marked ``external_ids:ovn-frr-evpn=N``) holds the veth
+end toward the kernel bridge; ``ovn-bridge-mappings`` maps the switch's localnet network
+``ovnfrr-evpn-N`` to it, so ovn-controller patches it to br-int. Only mappings of that
+network prefix are ovn-frr's: the operator's stay as they are. The bridge's flow table is
+ovn-frr's alone (``fail-mode=secure``): ``ovs-ofctl replace-flows`` makes it exactly the
+desired one, comparing with what the switch holds and sending only the difference.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+MARK = "ovn-frr-evpn"
+MAPPINGS = "ovn-bridge-mappings"
+#: the responder's second table and its set_field actions need OpenFlow 1.3 (or NXM)
+OPENFLOW = "OpenFlow13"
+#: runs argv (with stdin text) and returns stdout; raises OvsError
+Runner = Callable[[Sequence[str], str | None], str]
+
+
+class OvsError(OSError):
+    """An ovs-vsctl or ovs-ofctl command failed."""
+
+
+def run(argv: Sequence[str], stdin: str | None = None) -> str:
+    try:
+        done = subprocess.run(
+            list(argv), input=stdin, capture_output=True, text=True, timeout=60, check=False
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise OvsError(f"{argv[0]}: {exc}") from None
+    if done.returncode != 0:
+        err = " ".join(done.stderr.split())[:300]
+        raise OvsError(f"{' '.join(argv[:4])}: {err or f'exit {done.returncode}'}")
+    return done.stdout
+
+
+def parse_mappings(text: str) -> dict[str, str]:
+    """``net:bridge,net:bridge`` as a dict (order kept)."""
+    out: dict[str, str] = {}
+    for part in text.split(","):
+        net, sep, br = part.strip().partition(":")
+        if sep and net:
+            out[net] = br
+    return out
+
+
+def format_mappings(mappings: Mapping[str, str]) -> str:
+    return ",".join(f"{n}:{b}" for n, b in mappings.items())
+
+
+@dataclass(frozen=True, slots=True)
+class OvsState:
+    #: ovn-frr's bridges: VNI -> bridge name
+    bridges: Mapping[int, str] = field(default_factory=dict)
+    #: bridge -> its port names
+    ports: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    mappings: Mapping[str, str] = field(default_factory=dict)
+    #: br-int's datapath type ("" system)
+    datapath_type: str = ""
+    #: interface name -> OpenFlow port number (absent: none assigned yet). Flows use the
+    #: numbers: OpenFlow cuts port names to 15 characters, longer ones do not resolve.
+    ofports: Mapping[str, int] = field(default_factory=dict)
+
+
+def _map(datum: Any) -> dict[str, str]:
+    if isinstance(datum, list) and len(datum) == 2 and datum[0] == "map":
+        return {str(k): str(v) for k, v in datum[1]}
+    return {}
+
+
+class LocalOvs:
+    def __init__(
+        self, db: str, rundir: str, runner: Runner = run, integration_bridge: str = "br-int"
+    ) -> None:
+        self.db = db
+        self.rundir = rundir
+        self._run = runner
+        self.br_int = integration_bridge
+
+    def vsctl(self, *args: str) -> str:
+        return self._run(["ovs-vsctl", f"--db={self.db}", "--timeout=10", *args], None)
+
+    def state(self) -> OvsState:
+        out = json.loads(
+            self.vsctl(
+                "--format=json",
+                "--data=json",
+                "--columns=name,external_ids,datapath_type,ports",
+                "list",
+                "Bridge",
+            )
+        )
+        port_names = {
+            str(row[0][1]): str(row[1])
+            for row in json.loads(
+                self.vsctl("--format=json", "--data=json", "--columns=_uuid,name", "list", "Port")
+            )["data"]
+        }
+        bridges: dict[int, str] = {}
+        ports: dict[str, tuple[str, ...]] = {}
+        dp = ""
+        for name, ext, dtype, port_set in out["data"]:
+            refs = port_set[1] if port_set[0] == "set" else [port_set]
+            names = tuple(sorted(port_names.get(str(r[1]), "") for r in refs))
+            ports[str(name)] = names
+            vni = _map(ext).get(MARK, "")
+            if vni.isdigit():
+                bridges[int(vni)] = str(name)
+            if name == self.br_int:
+                dp = str(dtype) if isinstance(dtype, str) else ""
+        ext = _map(
+            json.loads(
+                self.vsctl(
+                    "--format=json", "--data=json", "--columns=external_ids", "list", "Open_vSwitch"
+                )
+            )["data"][0][0]
+        )
+        ofports = {
+            str(name): int(ofport)
+            for name, ofport in json.loads(self.vsctl("--format=json", "--data=json",
+                                                      "--columns=name,ofport", "list",
+                                                      "Interface"))["data"]
+            if isinstance(ofport, int) and ofport > 0
+        }  # fmt: skip
+        return OvsState(bridges, ports, parse_mappings(ext.get(MAPPINGS, "")), dp, ofports)
+
+    def ensure_bridge(self, vni: int, bridge: str, port: str, datapath_type: str) -> None:
+        args = [
+            "--may-exist",
+            "add-br",
+            bridge,
+            "--",
+            "set",
+            "Bridge",
+            bridge,
+            "fail-mode=secure",
+            f"external_ids:{MARK}={vni}",
+        ]
+        if datapath_type:
+            args.append(f"datapath_type={datapath_type}")
+        self.vsctl(*args, "--", "--may-exist", "add-port", bridge, port)
+        log.info("evpn_ovs_bridge vni=%d bridge=%s port=%s", vni, bridge, port)
+
+    def remove_bridge(self, bridge: str) -> None:
+        self.vsctl("--if-exists", "del-br", bridge)
+        log.info("evpn_ovs_bridge_removed bridge=%s", bridge)
+
+    def set_mappings(self, mappings: Mapping[str, str]) -> None:
+        if mappings:
+            self.vsctl(
+                "set", "Open_vSwitch", ".", f'external_ids:{MAPPINGS}="{format_mappings(mappings)}"'
+            )
+        else:
+            self.vsctl("remove", "Open_vSwitch", ".", "external_ids", MAPPINGS)
+
+    def replace_flows(self, bridge: str, flows: Sequence[str]) -> None:
+        """Make ``bridge``'s flow table exactly ``flows`` (only differences are sent)."""
+        target = f"unix:{self.rundir}/{bridge}.mgmt"
+        self._run(
+            ["ovs-ofctl", "-O", OPENFLOW, "replace-flows", target, "-"], "\n".join(flows) + "\n"
+        )
+
+    def dump_flows(self, bridge: str) -> str:
+        target = f"unix:{self.rundir}/{bridge}.mgmt"
+        return self._run(["ovs-ofctl", "-O", OPENFLOW, "dump-flows", target], None)

@@ -1,0 +1,159 @@
+"""EVPN L2 end to end: an OVN switch extended over VXLAN EVPN (lab.evpn), real packets."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from ovn_frr.lab import wait_for
+from ovn_frr.lab.evpn import HOST1, SWITCH, VM1, VM2, VNI, EvpnLab
+from ovn_frr.lab.proc import run
+
+NODE1, NODE2 = "192.0.2.1", "192.0.2.2"
+
+
+@pytest.fixture(scope="module")
+def ev() -> Iterator[EvpnLab]:
+    lab = EvpnLab()
+    try:
+        lab.up()
+        lab.wait_remote("vtep1", VM1.mac, NODE1)
+        lab.wait_remote("vtep1", VM2.mac, NODE2)
+        lab.wait_remote("node1", HOST1.mac, "192.0.2.102")
+        wait_for(lambda: _vni(lab, "node1").get("wired") and _vni(lab, "node2").get("wired"),
+                 timeout=30, what="both chassis wired")  # fmt: skip
+        yield lab
+    finally:
+        lab.down()
+
+
+def _status(lab: EvpnLab, node: str) -> dict[str, Any]:
+    return lab.agents[node].status()
+
+
+def _vni(lab: EvpnLab, node: str) -> dict[str, Any]:
+    for v in _status(lab, node).get("evpn", {}).get("vnis", []):
+        if v["vni"] == VNI:
+            return dict(v)
+    return {}
+
+
+def _updates_at(lab: EvpnLab, member: str) -> int:
+    """UPDATE messages ``member`` received from its one neighbor (tor1)."""
+    out = json.loads(run(["vtysh", "--vty_socket", str(lab.lab.frr[member].rundir), "-c",
+                          "show bgp neighbors json"], netns=lab.lab.netns(member)))  # fmt: skip
+    return sum(int(n["messageStats"]["updatesRecv"]) for n in out.values())
+
+
+def test_type2_and_type3_both_ways_and_ping(ev: EvpnLab) -> None:
+    # type-2 of the OVN ports at the remote VTEP, type-3 (flood entries) for both chassis
+    assert ev.remote_vtep_of("vtep1", VM1.mac) == NODE1
+    fdb = ev.fdb("vtep1")
+    assert {e["dst"] for e in fdb if e["mac"] == "00:00:00:00:00:00"} >= {NODE1, NODE2}
+    # OVN port on node1 <-> the host behind the remote VTEP, both ways, v4 and v6
+    assert ev.ping("vm1", HOST1.ip, count=2)
+    assert ev.ping("host1", VM1.ip, count=2)
+    assert ev.ping("vm1", HOST1.ip6, count=2)
+    # OVN ports on two chassis, across the switch (through the fabric: the switch's localnet)
+    assert ev.ping("vm1", VM2.ip, count=2)
+    assert ev.ping("vm2", VM1.ip, count=2)
+    st = _vni(ev, "node1")
+    assert st["switch"] == SWITCH and st["local"][0]["mac"] == VM1.mac
+    assert sorted(st["vteps"]) == ["192.0.2.102", NODE2]
+    assert {x["ip"] for x in st["remote_ips"]} >= {HOST1.ip, HOST1.ip6}
+
+
+def test_arp_and_nd_answered_in_ovs_not_in_the_fabric(ev: EvpnLab) -> None:
+    arp = f"arp_tpa={HOST1.ip}"
+    got: tuple[int, int] = (-1, -1)
+    for _attempt in range(3):  # a stray broadcast of someone else's may land in the window
+        run(["ip", "neigh", "flush", "all"], netns=ev.lab.netns("vm1"))
+        answered = ev.flow_packets("node1", arp)
+        _, vx_tx = ev.counters("node1", f"vxlan-{VNI}")
+        lo_rx, _ = ev.counters("node1", f"lo-{VNI}")
+        assert ev.ping("vm1", HOST1.ip)
+        # OVS credits flow statistics of slow-path actions a little later
+        wait_for(lambda a=answered: ev.flow_packets("node1", arp) > a, timeout=10,  # type: ignore[misc]
+                 what="the ARP answered by br-ev100's flow")  # fmt: skip
+        # the request reached neither the kernel bridge (lo-100 took only the echo request)
+        # nor the fabric (vxlan-100 sent only that)
+        got = (ev.counters("node1", f"lo-{VNI}")[0] - lo_rx,
+               ev.counters("node1", f"vxlan-{VNI}")[1] - vx_tx)  # fmt: skip
+        if got == (1, 1):
+            break
+    assert got == (1, 1), f"(packets into lo-{VNI}, out of vxlan-{VNI}): {got}"
+    # IPv6: the neighbour solicitation is answered the same way
+    run(["ip", "-6", "neigh", "flush", "all"], netns=ev.lab.netns("vm2"))
+    nd = f"nd_target={HOST1.ip6}"
+    before = ev.flow_packets("node2", nd)
+    assert ev.ping("vm2", HOST1.ip6)
+    wait_for(lambda: ev.flow_packets("node2", nd) > before, timeout=10,
+             what="the NS answered by br-ev100's flows")  # fmt: skip
+
+
+def test_trace_a_mac_both_ways(ev: EvpnLab) -> None:
+    local = ev.agents["node1"].trace(VM1.mac)
+    assert local["evpn"][0]["side"] == "local" and local["evpn"][0]["port"] == "vm1"
+    remote = ev.agents["node1"].trace(HOST1.mac)
+    assert remote["evpn"][0] == {"vni": VNI, "side": "remote", "vtep": "192.0.2.102",
+                                 "ips": sorted([HOST1.ip, HOST1.ip6])}  # fmt: skip
+
+
+def test_agent_restart_changes_nothing(ev: EvpnLab) -> None:
+    updates = _updates_at(ev, "vtep1")
+    ev.agents["node1"].kill()  # no clean-up of any kind
+    agent = ev.start_agent("node1")
+    wait_for(lambda: _vni(ev, "node1").get("wired"), timeout=30, what="agent back")
+    time.sleep(2)  # a pass or two more: anything it would rewrite would be sent by now
+    assert agent.status()["evpn"]["entries_written"] == 0
+    assert _updates_at(ev, "vtep1") == updates, "node1's type-2 were withdrawn or re-sent"
+    assert ev.ping("host1", VM1.ip)
+
+
+def test_frr_restart_rewrites_nothing(ev: EvpnLab) -> None:
+    before = _status(ev, "node1")["evpn"]["entries_written"]
+    ev.lab.frr["node1"].restart()
+    # zebra reads the entries ovn-frr left in the kernel; the agent configures bgpd again
+    ev.wait_remote("vtep1", VM1.mac, NODE1, timeout=60)
+    assert _status(ev, "node1")["evpn"]["entries_written"] == before
+    wait_for(lambda: ev.ping("host1", VM1.ip), timeout=30, what="ping after FRR restart")
+
+
+def test_port_moves_to_node2_then_is_deleted(ev: EvpnLab) -> None:
+    ev.unplug(VM1, "node1")
+    ev.plug(VM1, "node2")  # the same port, now bound on node2
+    ev.wait_remote("vtep1", VM1.mac, NODE2)  # MAC mobility: the remote follows
+    wait_for(lambda: ev.ping("host1", VM1.ip), timeout=30, what="ping to the moved port")
+    # node1 has no port of the switch any more: the switch left its share of OVN, and with
+    # it the VNI's devices there (they come back with the next port bound on node1)
+    wait_for(lambda: _vni(ev, "node1") == {}, timeout=30, what="VNI gone from node1")
+    assert f"vxlan-{VNI}" not in run(["ip", "-br", "link"], netns=ev.lab.netns("node1"))
+    assert ev.lab.ovn is not None
+    ev.lab.ovn.nbctl("lsp-del", VM1.name)
+    ev.wait_remote("vtep1", VM1.mac, None)
+
+
+def test_vni_removed_takes_everything_away(ev: EvpnLab) -> None:
+    assert ev.lab.ovn is not None
+    ev.lab.ovn.nbctl("remove", "Logical_Switch", SWITCH, "other_config", "dynamic-routing-vni")
+
+    def gone() -> bool:
+        links = run(["ip", "-br", "link"], netns=ev.lab.netns("node2"))
+        ovs = ev.lab.chassis["node2"].vsctl("list-br")
+        mappings = ev.lab.chassis["node2"].vsctl("get", "Open_vSwitch", ".", "external_ids")
+        assert ev.lab.ovn is not None
+        ports = ev.lab.ovn.nbctl("--bare", "--columns=name", "list", "Logical_Switch_Port")
+        return (f"vxlan-{VNI}" not in links and f"br-{VNI}" not in links
+                and f"br-ev{VNI}" not in ovs and "ovnfrr-evpn" not in mappings
+                and "ovnfrr-evpn" not in ports)  # fmt: skip
+
+    wait_for(gone, timeout=30, what="every kernel, OVS and NB object of the VNI removed")
+    ev.wait_remote("vtep1", VM2.mac, None)
+    fdb = ev.fdb("vtep1")
+    assert not [e for e in fdb if e.get("dst") in (NODE1, NODE2)], "type-3 still there"
+    # the operator's own bridge survives: only ovn-frr's objects were removed
+    assert "br-int" in ev.lab.chassis["node2"].vsctl("list-br")
