@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set up a machine for ovn-frr development and tests (Debian 12 or 13, as root).
-#   - system packages: FRR, OVN, Open vSwitch, iproute2 (apt, skipped when already present)
+#   - system packages: FRR, OVN, Open vSwitch, iproute2, ping (apt, skipped when present)
 #   - a virtualenv in .venv with ovn-frr (editable) and its test dependencies
 # Idempotent: a second run checks and returns in seconds.
 set -euo pipefail
@@ -12,7 +12,7 @@ cd "$here"
 # ovs lacks unless built against OVS headers (Debian ships none). Measured on 110k static
 # routes: select 12.8 s -> 4.1 s, a fresh IDL sync 54 s -> 29 s. The venv is therefore made
 # from Debian's python3 with system site-packages, so that it imports this ovs.
-APT_PACKAGES=(frr frr-pythontools ovn-central ovn-host openvswitch-switch iproute2
+APT_PACKAGES=(frr frr-pythontools ovn-central ovn-host openvswitch-switch iproute2 iputils-ping
               python3-openvswitch python3-venv)
 VENV=${OVN_FRR_VENV:-$here/.venv}
 

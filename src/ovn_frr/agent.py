@@ -110,7 +110,8 @@ class Agent:
                           clock, observe_apply=self.metrics.apply_seconds.observe,
                           version=str(self.versions.frr or "")),
             EvpnReconciler(EvpnSettings(evpn_uses(cfg), str(vtep_ip(cfg)), cfg.evpn.udp_port,
-                                        cfg.evpn.mtu, cfg.evpn.check_ms / 1000),
+                                        cfg.evpn.mtu, cfg.evpn.check_ms / 1000,
+                                        self.versions.ovn_native_evpn),
                            state, KernelEvpn(), LocalOvs(cfg.ovs.db, cfg.ovs.rundir),
                            LocalnetWriter(nb.remote, LOCALNET_OWNER), clock),
         ]  # fmt: skip

@@ -207,7 +207,9 @@ def demo(name: str, duration: float | None, check: bool, timeout: float) -> None
     signal.signal(signal.SIGINT, on_signal)
     ok = False
     try:
-        with err.status("bringing up the demo lab (OVN, node1 with FRR + ovn-frr, tor1, tor2)"):
+        with err.status(
+            "bringing up the demo lab (OVN, node1 with FRR + ovn-frr, tor1, tor2, vtep1)"
+        ):
             the_demo.up()
         announced, expected = the_demo.expected()
         deadline = time.monotonic() + (timeout if check else duration or float("inf"))
@@ -224,7 +226,7 @@ def demo(name: str, duration: float | None, check: bool, timeout: float) -> None
             def view() -> RenderableType:
                 snap = the_demo.snapshot()
                 return demo_view(snap.at_tors, snap.imported, snap.status, announced, expected,
-                                 TORS)  # fmt: skip
+                                 TORS, (snap.evpn, the_demo.evpn_expected()))  # fmt: skip
 
             out.print(f"lab {the_demo.lab.name}: Ctrl-C tears everything down")
             with Live(view(), console=out, auto_refresh=False) as live:

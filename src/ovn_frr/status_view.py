@@ -122,8 +122,10 @@ def demo_view(
     announced: set[str],
     expected: dict[str, set[str]],
     tors: tuple[str, ...],
+    evpn: tuple[dict[str, Any], dict[str, Any]] | None = None,
 ) -> RenderableType:
-    """Both directions of the demo, expected against seen."""
+    """Both directions of the demo, expected against seen; ``evpn``: (seen, expected) of its
+    EVPN switch."""
     sources = {x["prefix"]: x["source"] for x in status.get("advertised", [])}
     out = _table("OVN -> ovn-frr -> FRR -> ToRs", "prefix", "OVN object", *tors)
     for p in sorted(announced):
@@ -142,4 +144,15 @@ def demo_view(
     head = Text.assemble(("ovn-frr demo", "bold"), "  agent: ",
                          ("healthy" if not problems else "; ".join(problems),
                           "green" if not problems else "yellow"))  # fmt: skip
-    return Group(head, out, inn, sessions)
+    parts: list[RenderableType] = [head, out, inn, sessions]
+    if evpn is not None:
+        seen, want = evpn
+        ev = _table(f"EVPN: switch {want['switch']} (VNI {want['vni']}) <-> vtep1", "what",
+                    "expected", "seen")  # fmt: skip
+        names = {"vm1_at_vtep1": "vm1's MAC at vtep1 (type-2), via VTEP",
+                 "host1_at_node1": "host1's MAC at node1 (type-2), via VTEP",
+                 "ping_vm1_host1": "ping vm1 (OVN) -> host1 (behind vtep1)"}  # fmt: skip
+        for key, label in names.items():
+            ev.add_row(label, str(want[key]), _ok(seen.get(key) == want[key], str(seen.get(key))))
+        parts.append(ev)
+    return Group(*parts)

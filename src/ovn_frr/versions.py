@@ -85,6 +85,11 @@ class Versions:
         return self.ovn is not None and self.ovn >= Version(24, 9)
 
     @property
+    def ovn_native_evpn(self) -> bool:
+        """OVN 25.09+ acts on a switch's dynamic-routing-vni itself (ovn-controller)."""
+        return self.ovn is not None and self.ovn >= Version(25, 9)
+
+    @property
     def ovn_native_dynamic_routing(self) -> bool:
         """OVN 25.03+ understands the dynamic-routing options itself."""
         return self.ovn is not None and self.ovn >= Version(25, 3)

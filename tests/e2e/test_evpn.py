@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -103,12 +102,55 @@ def test_trace_a_mac_both_ways(ev: EvpnLab) -> None:
                                  "ips": sorted([HOST1.ip, HOST1.ip6])}  # fmt: skip
 
 
+def test_bad_vni_is_a_problem_naming_the_switch(ev: EvpnLab) -> None:
+    assert ev.lab.ovn is not None
+    ev.lab.ovn.nbctl("ls-add", "ls-bad", "--", "set", "Logical_Switch", "ls-bad",
+                     "other_config:dynamic-routing-vni=99999999")  # fmt: skip
+    # the switch is in node1's share once a port of it is bound there
+    ev.lab.ovn.nbctl("lsp-add", "ls-bad", "bad1")
+    node1 = ev.lab.chassis["node1"]
+    node1.vsctl("add-port", "br-int", "bad1", "--", "set", "Interface", "bad1",
+                "type=internal", "external_ids:iface-id=bad1")  # fmt: skip
+
+    def problem() -> bool:
+        return any("switch ls-bad" in p and "dynamic-routing-vni" in p
+                   for p in _status(ev, "node1")["agent"]["problems"])  # fmt: skip
+
+    wait_for(problem, timeout=30, what="the bad VNI reported")
+    assert _status(ev, "node1")["evpn"]["intent_problems"]
+    assert _vni(ev, "node1")["wired"]  # the good switch is untouched
+    node1.vsctl("del-port", "br-int", "bad1")
+    ev.lab.ovn.nbctl("ls-del", "ls-bad")
+    wait_for(lambda: not problem(), timeout=30, what="the problem cleared")
+
+
+def test_a_vtep_that_withdraws_gets_no_more_bum(ev: EvpnLab) -> None:
+    def vteps() -> set[str]:
+        return {str(e["dst"]) for e in ev.fdb("node1") if e["mac"] == "00:00:00:00:00:00"}
+
+    assert "192.0.2.102" in vteps()
+    ns = ev.lab.netns("vtep1")
+    run(["ip", "link", "set", f"vxlan-{VNI}", "down"], netns=ns)  # zebra withdraws its type-3
+    wait_for(lambda: "192.0.2.102" not in vteps(), timeout=30, what="vtep1's type-3 withdrawn")
+    assert "192.0.2.102" not in _vni(ev, "node1")["vteps"] or wait_for(
+        lambda: "192.0.2.102" not in _vni(ev, "node1")["vteps"], timeout=10, what="status"
+    )
+    run(["ip", "link", "set", f"vxlan-{VNI}", "up"], netns=ns)
+    wait_for(lambda: "192.0.2.102" in vteps(), timeout=30, what="vtep1's type-3 back")
+    wait_for(lambda: ev.ping("vm1", HOST1.ip), timeout=30, what="ping after vtep1 is back")
+
+
 def test_agent_restart_changes_nothing(ev: EvpnLab) -> None:
     updates = _updates_at(ev, "vtep1")
     ev.agents["node1"].kill()  # no clean-up of any kind
     agent = ev.start_agent("node1")
     wait_for(lambda: _vni(ev, "node1").get("wired"), timeout=30, what="agent back")
-    time.sleep(2)  # a pass or two more: anything it would rewrite would be sent by now
+
+    def evpn_runs() -> int:
+        return next(r["runs"] for r in agent.status()["reconcilers"] if r["name"] == "evpn")
+
+    runs = evpn_runs()  # two passes more: anything it would rewrite is written by then
+    wait_for(lambda: evpn_runs() >= runs + 2, timeout=30, what="two more EVPN passes")
     assert agent.status()["evpn"]["entries_written"] == 0
     assert _updates_at(ev, "vtep1") == updates, "node1's type-2 were withdrawn or re-sent"
     assert ev.ping("host1", VM1.ip)

@@ -36,7 +36,7 @@ def test_switch_in_evpn_announces_ports_bound_here() -> None:
     sw = switch("ls1", {"dynamic-routing-vni": "100"},
                 port("vm1", "0a:00:00:00:01:01", "10.100.0.11"),
                 port("vm2", "0a:00:00:00:01:02", "10.100.0.12", here=False),
-                port("ln", "", type="localnet"))  # fmt: skip
+                port("rp", "", type="router"))  # fmt: skip
     intent = evpn_intent(state(sw, switch("plain", {}, port("x", "0a:00:00:00:09:09"))))
     assert intent.problems == ()
     (e,) = intent.switches
@@ -159,3 +159,23 @@ def test_evpn_neighbor_in_a_vrf_is_refused() -> None:
         config.parse('[bgp]\nasn = 64512\nrouter_id = "192.0.2.1"\n'
                      '[[bgp.neighbors]]\naddress = "10.0.0.2"\nremote_as = 1\nvrf = "red"\n'
                      'address_families = ["l2vpn-evpn"]\n')  # fmt: skip
+
+
+def test_a_vni_being_moved_stays_with_the_switch_that_has_its_localnet() -> None:
+    old = switch("old", {"dynamic-routing-vni": "5"}, port(localnet_name(5), "", type="localnet"))
+    new = switch("new", {"dynamic-routing-vni": "5"})
+    intent = evpn_intent(state(old, new))
+    assert [s.switch for s in intent.switches] == ["old"]
+    assert "old keeps it" in intent.problems[0]
+
+
+def test_a_switch_with_its_own_localnet_is_left_out() -> None:
+    sw = switch("provider", {"dynamic-routing-vni": "5"}, port("physnet", "", type="localnet"))
+    intent = evpn_intent(state(sw))
+    assert intent.switches == () and "localnet port physnet" in intent.problems[0]
+
+
+def test_rd_and_rt_are_kept_as_frr_shows_them() -> None:
+    cfg = config.parse('[bgp]\nasn = 64512\nrouter_id = "192.0.2.1"\n'
+                       '[evpn.vnis.7]\nrd = "065000:0100"\n')  # fmt: skip
+    assert cfg.evpn.vnis["7"].rd == "65000:100"

@@ -210,7 +210,8 @@ def parse_rd_rt(value: Any) -> str:
         limit = 65535
     if int(nn) > limit:
         raise _fail(f"{text!r}: the number after ':' must be at most {limit} here")
-    return text
+    # as FRR shows it (065000:0100 is 65000:100): the running config compares equal
+    return f"{int(asn) if asn is not None else ip}:{int(nn)}"
 
 
 def _as_str(value: object) -> str:

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ovn_frr.core.model import Address
@@ -179,14 +179,27 @@ def evpn_intent(state: OvnState) -> EvpnIntent:
             wanted.setdefault(vni, []).append((sw, *parsed))
     out: list[EvpnSwitch] = []
     devices_seen: dict[str, int] = {}
-    for vni, entries in sorted(wanted.items()):
+    for vni, candidates in sorted(wanted.items()):
+        entries = candidates
         if len(entries) > 1:
+            # the switch that has the VNI's localnet port already keeps it (a VNI being moved
+            # to another switch does not take the working one down); otherwise none does
+            holders = [e for e in entries if _has_localnet(e[0], vni)]
             names = ", ".join(sw.name for sw, _, _ in entries)
+            kept = holders[0][0].name if len(holders) == 1 else ""
+            how = f"{kept} keeps it, the others are left out" if kept else "each is left out"
+            problems.append(f"switches {names}: {OPT_VNI}={vni} on more than one switch ({how})")
+            if not kept:
+                continue
+            entries = holders
+        sw, ip, dev = entries[0]
+        others = [p.name for p in sw.ports if p.type == "localnet" and p.name != localnet_name(vni)]
+        if others:
             problems.append(
-                f"switches {names}: {OPT_VNI}={vni} on more than one switch (each is left out)"
+                f"switch {sw.name}: has localnet port {others[0]} already (OVN uses one "
+                "localnet per switch on a chassis): left out of EVPN"
             )
             continue
-        sw, ip, dev = entries[0]
         clash = [d for d in dev.kernel() if d in devices_seen]
         if clash:
             problems.append(
@@ -203,9 +216,13 @@ def evpn_intent(state: OvnState) -> EvpnIntent:
             ips = tuple(sorted(set(lsp.addresses), key=_addr_key)) if ip else ()
             local[lsp.mac] = tuple(sorted(set(local.get(lsp.mac, ()) + ips), key=_addr_key))
             owners.setdefault(lsp.mac, lsp.name)
-        present = any(p.type == "localnet" and p.name == localnet_name(vni) for p in sw.ports)
-        out.append(EvpnSwitch(vni, sw.name, sw.uuid, ip, dev, local, owners, present))
+        out.append(EvpnSwitch(vni, sw.name, sw.uuid, ip, dev, local, owners,
+                              _has_localnet(sw, vni)))  # fmt: skip
     return EvpnIntent(tuple(out), tuple(stale), tuple(problems))
+
+
+def _has_localnet(sw: LogicalSwitch, vni: int) -> bool:
+    return any(p.type == "localnet" and p.name == localnet_name(vni) for p in sw.ports)
 
 
 def _addr_key(a: Address) -> tuple[int, int]:
@@ -266,18 +283,11 @@ def entry_change(sw: EvpnSwitch, seen: KernelVni) -> EntryChange:
 # --- the OVS bridge between OVN and the kernel ------------------------------------------------
 
 
-def _hex(mac: str) -> str:
-    return "0x" + mac.replace(":", "")
-
-
-def responder_flows(
-    patch: str, port: str, remote_ips: Mapping[Address, str], local_macs: Iterable[str] = ()
-) -> list[str]:
+def responder_flows(patch: str, port: str, remote_ips: Mapping[Address, str]) -> list[str]:
     """The flow table of a VNI's OVS bridge (``ovs-ofctl`` syntax, port names): the patch
     port toward OVN and the veth toward the kernel bridge wired together, and for each remote
     IP EVPN taught the kernel an ARP reply (IPv4) or neighbour advertisement (IPv6) made here
     and sent back to OVN, so the request never leaves the chassis."""
-    del local_macs  # answered by OVN itself (the ports' own addresses)
     flows = [
         "priority=0 actions=drop",
         f"priority=10,in_port={patch} actions=output:{port}",

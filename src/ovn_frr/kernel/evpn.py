@@ -137,12 +137,19 @@ class KernelEvpn:
             if n in links and links[n].vni != spec.vni
         ]
 
-    def ensure(self, spec: VniSpec, links: dict[str, Link]) -> list[str]:
-        """Create or repair ``spec``'s devices; returns what was done (empty: all in place)."""
+    def ensure(self, spec: VniSpec, links: dict[str, Link], userspace: bool = True) -> list[str]:
+        """Create or repair ``spec``'s devices; returns what was done (empty: all in place).
+        ``userspace``: OVS runs the userspace datapath (its veth needs checksums done)."""
         d = spec.devices
         alias = f"{ALIAS}{spec.vni}"
         cmds: list[list[str]] = []
         done: list[str] = []
+        kinds = {d.bridge: "bridge", d.vxlan: "vxlan", d.advertise: "veth", d.ovs_port: "veth"}
+        for n, kind in kinds.items():  # one of ours under a name that is now another kind's
+            if n in links and links[n].kind != kind:
+                cmds.append(["ip", "link", "del", n])
+                done.append(f"recreate {n}")
+                links = {k: v for k, v in links.items() if k != n}
         vx = links.get(d.vxlan)
         want_vx = (spec.vni, spec.local_ip, spec.port, False)
         if vx is not None and vx.vxlan != want_vx:
@@ -221,7 +228,7 @@ class KernelEvpn:
                 done.append(f"repair {d.bridge}")
         for argv in cmds:
             self._run(argv, None)
-        for n in (d.advertise, d.ovs_port):
+        for n in (d.advertise, d.ovs_port) if userspace else ():
             if self._tx_get(n):
                 self._tx_set(n, False)
                 done.append(f"tx checksum offload off on {n}")
@@ -230,10 +237,15 @@ class KernelEvpn:
         return done
 
     def remove(self, vni: int, links: Sequence[Link]) -> None:
-        """Delete ovn-frr's devices of ``vni`` (their entries go with them)."""
+        """Delete ovn-frr's devices of ``vni`` (their entries go with them; a veth's other end
+        goes with it)."""
         for link in links:
             if link.vni == vni:
-                self._run(["ip", "link", "del", link.name], None)
+                try:
+                    self._run(["ip", "link", "del", link.name], None)
+                except KernelError as exc:
+                    if "Cannot find device" not in str(exc):
+                        raise
         log.info(
             "evpn_devices_removed vni=%d devices=%s", vni, ",".join(sorted(x.name for x in links))
         )

@@ -14,11 +14,16 @@ from ovn_frr.status import ask
 
 
 def neighbors_config(
-    lab: Lab, node: str, keepalive: int = 3, hold: int = 9, bfd_ms: int | None = None
+    lab: Lab,
+    node: str,
+    keepalive: int = 3,
+    hold: int = 9,
+    bfd_ms: int | None = None,
+    skip: tuple[str, ...] = (),
 ) -> str:
-    """Node config for BGP to every peer linked to ``node`` (IPv4 sessions), with BFD profile
-    ``tor`` (``bfd_ms`` x 3) when given."""
-    asn = {p.name: p.asn for p in lab.spec.peers}
+    """Node config for BGP to every peer linked to ``node`` but ``skip`` (IPv4 sessions), with
+    BFD profile ``tor`` (``bfd_ms`` x 3) when given."""
+    asn = {p.name: p.asn for p in lab.spec.peers if p.name not in skip}
     out = []
     for la in lab.links(node):
         if la.remote not in asn:

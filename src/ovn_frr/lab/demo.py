@@ -15,10 +15,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ovn_frr.lab import evpn
 from ovn_frr.lab.agent import AgentProcess, neighbors_config
 from ovn_frr.lab.lab import DEFAULT_BASE, Lab
 from ovn_frr.lab.nbtopo import OpenShiftNode, openshift_node
-from ovn_frr.lab.spec import demo_spec
+from ovn_frr.lab.spec import LinkSpec, PeerSpec, demo_spec
 
 TORS = ("tor1", "tor2")
 #: what each ToR announces; 203.0.113.0/24 from both (two rows in OVN: ECMP)
@@ -35,15 +36,24 @@ class Snapshot:
     #: prefix -> next hops of the rows ovn-frr wrote on GR_node1
     imported: dict[str, list[str]]
     status: dict[str, Any]
+    #: the EVPN switch: vm1's VTEP at vtep1, host1's VTEP at node1, vm1 pings host1
+    evpn: dict[str, Any]
 
     def as_dict(self) -> dict[str, Any]:
         return {"at_tors": self.at_tors, "imported": self.imported,
-                "status": self.status}  # fmt: skip
+                "status": self.status, "evpn": self.evpn}  # fmt: skip
+
+
+#: the EVPN part: switch ls-evpn (VNI 100) with vm1 on node1, extended to host1 behind vtep1
+EVPN_SWITCH = "ls-evpn"
 
 
 class Demo:
     def __init__(self, name: str | None = None, base: Path = DEFAULT_BASE) -> None:
-        self.lab = Lab(replace(demo_spec(), bfd=(100, 3)), name=name, base=base)
+        spec = demo_spec()
+        spec = replace(spec, bfd=(100, 3), peers=(*spec.peers, PeerSpec("vtep1", 64512, bgp=False)),
+                       links=(*spec.links, LinkSpec("node1", "vtep1")))  # fmt: skip
+        self.lab = Lab(spec, name=name, base=base)
         self.topo: OpenShiftNode | None = None
         self.agent: AgentProcess | None = None
 
@@ -57,10 +67,45 @@ class Demo:
         nb("set", "Logical_Router", topo.gr, "options:dynamic-routing-redistribute=nat")
         nb("set", "Logical_Router", "ovn_cluster_router", "options:dynamic-routing=true",
            "options:dynamic-routing-redistribute=connected-as-host")  # fmt: skip
-        config = neighbors_config(lab, "node1", bfd_ms=100) + FAST_SYNC
+        config = neighbors_config(lab, "node1", bfd_ms=100, skip=("vtep1",)) + FAST_SYNC
+        config += self._evpn()
         self.agent = AgentProcess.start(lab, "node1", config)
         for tor, prefixes in TOR_PREFIXES.items():
             lab.announcer(tor).announce(prefixes)
+
+    def _evpn(self) -> str:
+        """vtep1 (a plain FRR VTEP, iBGP l2vpn evpn straight over the link) with host1 behind
+        it; the EVPN switch with vm1 bound on node1; node1's EVPN config."""
+        lab = self.lab
+        assert lab.ovn is not None
+        link = lab.link("vtep1", "node1")  # VTEPs on the link's addresses: no underlay routing
+        evpn.vtep_device(lab, "vtep1", str(link.v4.ip))
+        evpn.vtep_bgp(lab, "vtep1", str(link.peer_v4), None)
+        evpn.host(lab, evpn.HOST1, "vtep1")
+        lab.ovn.nbctl("ls-add", EVPN_SWITCH, "--", "set", "Logical_Switch", EVPN_SWITCH,
+                      f"other_config:dynamic-routing-vni={evpn.VNI}",
+                      "other_config:dynamic-routing-redistribute=fdb,ip")  # fmt: skip
+        evpn.vm(lab, EVPN_SWITCH, evpn.VM1, "node1")
+        ovs = lab.rundir / "node1" / "ovs"
+        return (f'[[bgp.neighbors]]\naddress = "{link.v4.ip}"\nremote_as = "internal"\n'
+                'address_families = ["l2vpn-evpn"]\nkeepalive = 3\nhold = 9\n'
+                f'[evpn]\nlocal_ip = "{link.peer_v4}"\nadvertise_local_ip = false\n'
+                f'[ovs]\ndb = "unix:{ovs}/conf.sock"\nrundir = "{ovs}"\n')  # fmt: skip
+
+    def evpn_state(self) -> dict[str, Any]:
+        lab = self.lab
+        return {
+            "switch": EVPN_SWITCH,
+            "vni": evpn.VNI,
+            "vm1_at_vtep1": evpn.remote_vtep_of(lab, "vtep1", evpn.VM1.mac),
+            "host1_at_node1": evpn.remote_vtep_of(lab, "node1", evpn.HOST1.mac),
+            "ping_vm1_host1": evpn.ping(lab, "vm1", evpn.HOST1.ip, timeout=1),
+        }
+
+    def evpn_expected(self) -> dict[str, Any]:
+        link = self.lab.link("vtep1", "node1")
+        return {"switch": EVPN_SWITCH, "vni": evpn.VNI, "vm1_at_vtep1": str(link.peer_v4),
+                "host1_at_node1": str(link.v4.ip), "ping_vm1_host1": True}  # fmt: skip
 
     def expected(self) -> tuple[set[str], dict[str, set[str]]]:
         """(prefixes the ToRs should get from node1, prefix -> next hops expected in OVN)."""
@@ -84,12 +129,14 @@ class Demo:
             status = self.agent.status(timeout=5)
         except (OSError, ValueError) as exc:
             status = {"error": str(exc)}
-        return Snapshot(at_tors, {p: sorted(nh) for p, nh in routes.items()}, status)
+        return Snapshot(at_tors, {p: sorted(nh) for p, nh in routes.items()}, status,
+                        self.evpn_state())  # fmt: skip
 
     def converged(self, snap: Snapshot) -> bool:
         announced, imported = self.expected()
         both = all(set(snap.at_tors.get(p, ())) >= set(TORS) for p in announced)
-        return both and {p: set(v) for p, v in snap.imported.items()} == imported
+        routes = both and {p: set(v) for p, v in snap.imported.items()} == imported
+        return routes and snap.evpn == self.evpn_expected()
 
     def down(self) -> None:
         if self.agent is not None:
@@ -103,4 +150,5 @@ def summary(demo: Demo, snap: Snapshot) -> str:
         "converged": demo.converged(snap),
         "ovn_to_tors": {p: snap.at_tors.get(p, []) for p in sorted(announced)},
         "tors_to_ovn": {p: snap.imported.get(p, []) for p in sorted(imported)},
+        "evpn": snap.evpn,
     })  # fmt: skip

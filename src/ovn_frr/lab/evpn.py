@@ -68,6 +68,127 @@ def _bgp_common(lab: Lab, member: str) -> list[str]:
             " no bgp default ipv4-unicast", " coalesce-time 100", " timers bgp 1 3"]  # fmt: skip
 
 
+def vtep_device(lab: Lab, member: str, local: str) -> None:
+    """A plain Linux VTEP for VNI ``VNI`` in ``member``: bridge + VXLAN device from ``local``."""
+    ns = lab.netns(member)
+    for argv in (
+        ["ip", "link", "add", BRIDGE, "type", "bridge"],
+        ["ip", "link", "set", BRIDGE, "addrgenmode", "none"],
+        ["ip", "link", "add", VXLAN, "type", "vxlan", "id", str(VNI), "local", local,
+         "dstport", "4789", "nolearning"],
+        ["ip", "link", "set", VXLAN, "addrgenmode", "none"],
+        ["ip", "link", "set", VXLAN, "master", BRIDGE],
+        ["bridge", "link", "set", "dev", VXLAN, "learning", "off", "neigh_suppress", "on"],
+        ["ip", "link", "set", VXLAN, "up"],
+        ["ip", "link", "set", BRIDGE, "up"],
+    ):  # fmt: skip
+        run(argv, netns=ns)
+
+
+def vtep_bgp(lab: Lab, member: str, neighbor: str, network: str | None) -> None:
+    """``member``'s FRR: iBGP to ``neighbor`` with l2vpn evpn (``advertise-all-vni``) and,
+    when given, ``network`` in ipv4 unicast (its VTEP address, for the underlay)."""
+    lines = _bgp_common(lab, member)
+    lines += [f" neighbor {neighbor} remote-as internal",
+              f" neighbor {neighbor} timers connect 1",
+              f" neighbor {neighbor} advertisement-interval 0"]  # fmt: skip
+    if network:
+        lines += [" address-family ipv4 unicast", f"  network {network}",
+                  f"  neighbor {neighbor} activate", " exit-address-family"]  # fmt: skip
+    lines += [" address-family l2vpn evpn", f"  neighbor {neighbor} activate",
+              "  advertise-all-vni", " exit-address-family", "exit"]  # fmt: skip
+    lab.frr[member].apply("\n".join(lines) + "\n")
+
+
+def _host_ns(lab: Lab, h: Host, ipv6: bool) -> str:
+    ns = lab.netns(h.name)
+    if ns not in run(["ip", "netns", "list"]):
+        netns_add(ns)
+    if not ipv6:
+        run(["sysctl", "-qw", "net.ipv6.conf.default.disable_ipv6=1"], netns=ns)
+    return ns
+
+
+def _host_addrs(h: Host, ns: str, ipv6: bool) -> None:
+    run(["ip", "link", "set", "eth0", "address", h.mac, "mtu", str(MTU)], netns=ns)
+    run(["ip", "addr", "add", f"{h.ip}/24", "dev", "eth0"], netns=ns)
+    if ipv6:
+        run(["ip", "addr", "add", f"{h.ip6}/64", "dev", "eth0", "nodad"], netns=ns)
+    run(["ip", "link", "set", "eth0", "up"], netns=ns)
+    run(["ip", "link", "set", "lo", "up"], netns=ns)
+    # OVS's userspace datapath does not complete offloaded checksums (FIELD-NOTES)
+    run(["python3", "-c", TX_OFF, "eth0"], netns=ns)
+
+
+def host(lab: Lab, h: Host, vtep: str, ipv6: bool = True) -> None:
+    """A host behind ``vtep``'s bridge, its MAC and IPs written for zebra to announce."""
+    ns = _host_ns(lab, h, ipv6)
+    vns = lab.netns(vtep)
+    port = f"h-{h.name}"[:15]
+    run(["ip", "link", "add", "eth0", "netns", ns, "type", "veth", "peer", "name", port,
+         "netns", vns])  # fmt: skip
+    _host_addrs(h, ns, ipv6)
+    run(["ip", "link", "set", port, "master", BRIDGE, "mtu", str(MTU)], netns=vns)
+    run(["bridge", "link", "set", "dev", port, "learning", "off"], netns=vns)
+    run(["ip", "link", "set", port, "up"], netns=vns)
+    run(["bridge", "fdb", "add", h.mac, "dev", port, "master", "static"], netns=vns)
+    for addr in (h.ip, h.ip6) if ipv6 else (h.ip,):
+        run(["ip", "neigh", "replace", addr, "lladdr", h.mac, "dev", BRIDGE, "nud",
+             "permanent"], netns=vns)  # fmt: skip
+
+
+def vm(lab: Lab, switch: str, h: Host, node: str, ipv6: bool = True) -> None:
+    """An OVN port of ``switch``, bound on ``node``."""
+    assert lab.ovn is not None
+    addrs = f"{h.mac} {h.ip} {h.ip6}" if ipv6 else f"{h.mac} {h.ip}"
+    lab.ovn.nbctl("lsp-add", switch, h.name, "--", "lsp-set-addresses", h.name, addrs)
+    plug(lab, h, node, ipv6)
+
+
+def plug(lab: Lab, h: Host, node: str, ipv6: bool = True) -> None:
+    """``h`` as a VIF on ``node``: a veth into br-int with ``iface-id`` (as OVN's own system
+    tests with the userspace datapath do)."""
+    ns = _host_ns(lab, h, ipv6)
+    nns = lab.netns(node)
+    port = f"vif-{h.name}"[:15]
+    run(["ip", "link", "add", "eth0", "netns", ns, "type", "veth", "peer", "name", port,
+         "netns", nns])  # fmt: skip
+    _host_addrs(h, ns, ipv6)
+    run(["ip", "link", "set", port, "up", "mtu", str(MTU)], netns=nns)
+    run(["python3", "-c", TX_OFF, port], netns=nns)
+    lab.chassis[node].vsctl("add-port", "br-int", port, "--", "set", "Interface", port,
+                            f"external_ids:iface-id={h.name}")  # fmt: skip
+
+
+def unplug(lab: Lab, h: Host, node: str) -> None:
+    port = f"vif-{h.name}"[:15]
+    lab.chassis[node].vsctl("--if-exists", "del-port", "br-int", port)
+    run(["ip", "link", "del", port], netns=lab.netns(node), check=False)
+
+
+def ping(lab: Lab, src: str, dst: str, count: int = 1, timeout: float = 2.0) -> bool:
+    out = run(["ping", "-c", str(count), "-W", str(timeout), "-q", dst], netns=lab.netns(src),
+              check=False)  # fmt: skip
+    return f"{count} received" in out
+
+
+def fdb(lab: Lab, member: str, dev: str = VXLAN) -> list[dict[str, Any]]:
+    """``dev``'s FDB entries (none while the device does not exist)."""
+    out = run(["bridge", "-j", "fdb", "show", "dev", dev], netns=lab.netns(member), check=False)
+    try:
+        return list(json.loads(out or "[]"))
+    except ValueError:
+        return []
+
+
+def remote_vtep_of(lab: Lab, member: str, mac: str) -> str | None:
+    """The VTEP ``member``'s VXLAN device sends ``mac`` to (None: not known there)."""
+    for e in fdb(lab, member):
+        if e.get("mac") == mac and e.get("dst"):
+            return str(e["dst"])
+    return None
+
+
 @dataclass
 class EvpnLab:
     name: str | None = None
@@ -82,7 +203,7 @@ class EvpnLab:
 
     # --- building -------------------------------------------------------------------------
 
-    def up(self, agents: bool = True) -> None:
+    def up(self, agents: bool = True, vms: bool = True) -> None:
         lab = self.lab
         lab.up()
         self._tor()
@@ -93,8 +214,9 @@ class EvpnLab:
         lab.ovn.nbctl("set", "Logical_Switch", SWITCH,
                       f"other_config:dynamic-routing-vni={VNI}",
                       f"other_config:dynamic-routing-redistribute={self.redistribute}")  # fmt: skip
-        self.vm(VM1, "node1")
-        self.vm(VM2, "node2")
+        if vms:
+            self.vm(VM1, "node1")
+            self.vm(VM2, "node2")
         if agents:
             for node in ("node1", "node2"):
                 self.start_agent(node)
@@ -134,107 +256,32 @@ class EvpnLab:
 
     def _vtep(self) -> None:
         lab = self.lab
-        ns = lab.netns("vtep1")
         local = str(lab.spec.router_id("vtep1"))
-        for argv in (
-            ["ip", "link", "add", BRIDGE, "type", "bridge"],
-            ["ip", "link", "set", BRIDGE, "addrgenmode", "none"],
-            ["ip", "link", "add", VXLAN, "type", "vxlan", "id", str(VNI), "local", local,
-             "dstport", "4789", "nolearning"],
-            ["ip", "link", "set", VXLAN, "addrgenmode", "none"],
-            ["ip", "link", "set", VXLAN, "master", BRIDGE],
-            ["bridge", "link", "set", "dev", VXLAN, "learning", "off", "neigh_suppress", "on"],
-            ["ip", "link", "set", VXLAN, "up"],
-            ["ip", "link", "set", BRIDGE, "up"],
-        ):  # fmt: skip
-            run(argv, netns=ns)
-        tor = lab.link("vtep1", "tor1").peer_v4
-        lines = _bgp_common(lab, "vtep1")
-        lines += [f" neighbor {tor} remote-as internal", f" neighbor {tor} timers connect 1",
-                  f" neighbor {tor} advertisement-interval 0", " address-family ipv4 unicast",
-                  f"  network {local}/32", f"  neighbor {tor} activate", " exit-address-family",
-                  " address-family l2vpn evpn", f"  neighbor {tor} activate",
-                  "  advertise-all-vni", " exit-address-family", "exit"]  # fmt: skip
-        lab.frr["vtep1"].apply("\n".join(lines) + "\n")
-
-    def _host_ns(self, h: Host, ipv6: bool) -> str:
-        ns = self.lab.netns(h.name)
-        netns_add(ns)
-        if not ipv6:
-            run(["sysctl", "-qw", "net.ipv6.conf.default.disable_ipv6=1"], netns=ns)
-        return ns
-
-    def _host_addrs(self, h: Host, ns: str, ipv6: bool) -> None:
-        run(["ip", "link", "set", "eth0", "address", h.mac, "mtu", str(MTU)], netns=ns)
-        run(["ip", "addr", "add", f"{h.ip}/24", "dev", "eth0"], netns=ns)
-        if ipv6:
-            run(["ip", "addr", "add", f"{h.ip6}/64", "dev", "eth0", "nodad"], netns=ns)
-        run(["ip", "link", "set", "eth0", "up"], netns=ns)
-        run(["ip", "link", "set", "lo", "up"], netns=ns)
-        # OVS's userspace datapath does not complete offloaded checksums (FIELD-NOTES)
-        run(["python3", "-c", TX_OFF, "eth0"], netns=ns)
+        vtep_device(lab, "vtep1", local)
+        vtep_bgp(lab, "vtep1", str(lab.link("vtep1", "tor1").peer_v4), f"{local}/32")
 
     def host(self, h: Host, vtep: str, ipv6: bool = True) -> None:
-        """A host behind ``vtep``'s bridge, its MAC and IPs written for zebra to announce."""
-        ns = self._host_ns(h, ipv6)
-        vns = self.lab.netns(vtep)
-        port = f"h-{h.name}"[:15]
-        run(["ip", "link", "add", "eth0", "netns", ns, "type", "veth", "peer", "name", port,
-             "netns", vns])  # fmt: skip
-        self._host_addrs(h, ns, ipv6)
-        run(["ip", "link", "set", port, "master", BRIDGE, "mtu", str(MTU)], netns=vns)
-        run(["bridge", "link", "set", "dev", port, "learning", "off"], netns=vns)
-        run(["ip", "link", "set", port, "up"], netns=vns)
-        run(["bridge", "fdb", "add", h.mac, "dev", port, "master", "static"], netns=vns)
-        for ip in (h.ip, h.ip6) if ipv6 else (h.ip,):
-            run(["ip", "neigh", "replace", ip, "lladdr", h.mac, "dev", BRIDGE, "nud",
-                 "permanent"], netns=vns)  # fmt: skip
+        host(self.lab, h, vtep, ipv6)
 
     def vm(self, h: Host, node: str, ipv6: bool = True) -> None:
-        """An OVN port of the switch, bound on ``node`` (a veth into br-int, as OVN's own
-        system tests with the userspace datapath do)."""
-        assert self.lab.ovn is not None
-        addrs = f"{h.mac} {h.ip} {h.ip6}" if ipv6 else f"{h.mac} {h.ip}"
-        self.lab.ovn.nbctl("lsp-add", SWITCH, h.name, "--", "lsp-set-addresses", h.name, addrs)
-        self.plug(h, node, ipv6)
+        vm(self.lab, SWITCH, h, node, ipv6)
 
     def plug(self, h: Host, node: str, ipv6: bool = True) -> None:
-        ns = self.lab.netns(h.name)
-        if ns not in run(["ip", "netns", "list"]):
-            self._host_ns(h, ipv6)
-        nns = self.lab.netns(node)
-        port = f"vif-{h.name}"[:15]
-        run(["ip", "link", "add", "eth0", "netns", ns, "type", "veth", "peer", "name", port,
-             "netns", nns])  # fmt: skip
-        self._host_addrs(h, ns, ipv6)
-        run(["ip", "link", "set", port, "up", "mtu", str(MTU)], netns=nns)
-        run(["python3", "-c", TX_OFF, port], netns=nns)
-        self.lab.chassis[node].vsctl("add-port", "br-int", port, "--", "set", "Interface", port,
-                                     f"external_ids:iface-id={h.name}")  # fmt: skip
+        plug(self.lab, h, node, ipv6)
 
     def unplug(self, h: Host, node: str) -> None:
-        port = f"vif-{h.name}"[:15]
-        self.lab.chassis[node].vsctl("--if-exists", "del-port", "br-int", port)
-        run(["ip", "link", "del", port], netns=self.lab.netns(node), check=False)
+        unplug(self.lab, h, node)
 
     # --- looking ------------------------------------------------------------------------------
 
     def ping(self, src: str, dst: str, count: int = 1, timeout: float = 2.0) -> bool:
-        ns = self.lab.netns(src)
-        out = run(["ping", "-c", str(count), "-W", str(timeout), "-q", dst], netns=ns,
-                  check=False)  # fmt: skip
-        return f"{count} received" in out
+        return ping(self.lab, src, dst, count, timeout)
 
     def fdb(self, member: str, dev: str = VXLAN) -> list[dict[str, Any]]:
-        out = run(["bridge", "-j", "fdb", "show", "dev", dev], netns=self.lab.netns(member))
-        return list(json.loads(out or "[]"))
+        return fdb(self.lab, member, dev)
 
     def remote_vtep_of(self, member: str, mac: str) -> str | None:
-        """The VTEP ``member``'s VXLAN device sends ``mac`` to (None: not known there)."""
-        for e in self.fdb(member):
-            if e.get("mac") == mac and e.get("dst"):
-                return str(e["dst"])
-        return None
+        return remote_vtep_of(self.lab, member, mac)
 
     def counters(self, member: str, dev: str) -> tuple[int, int]:
         """(rx, tx) packets of ``dev``."""

@@ -108,6 +108,22 @@ def is_gateway_port(lrp: Any) -> bool:
                 or "redirect-chassis" in lrp.options)  # fmt: skip
 
 
+def _switches_holding(
+    switches: Iterable[Any],
+    lsps: set[str],
+    ports_out: set[str],
+    lbs_out: set[str],
+    switches_out: set[str],
+) -> None:
+    """The switches holding any of ``lsps``: all their ports, their LBs, their UUIDs."""
+    for ls in switches:
+        ports = _refs(ls, "ports")
+        if lsps.intersection(ports):
+            ports_out.update(ports)
+            lbs_out.update(_refs(ls, "load_balancer"))
+            switches_out.add(str(ls.uuid))
+
+
 def nb(idl: Any, chassis: str, bound: frozenset[str]) -> Conditions:
     """NB rows that concern this chassis, given the logical ports bound on it (from SB)."""
     t = idl.tables
@@ -118,11 +134,8 @@ def nb(idl: Any, chassis: str, bound: frozenset[str]) -> Conditions:
     # the local switches, all their ports and load balancers
     wanted_lsps: set[str] = set()
     lbs: set[str] = set()
-    for ls in switches:
-        ports = _refs(ls, "ports")
-        if bound_lsps.intersection(ports):
-            wanted_lsps.update(ports)
-            lbs.update(_refs(ls, "load_balancer"))
+    local_switches: set[str] = set()
+    _switches_holding(switches, bound_lsps, wanted_lsps, lbs, local_switches)
     # routers are reached through any switch received (local, or behind a router announced
     # in full), as ovn-controller follows patch ports from its local datapaths
     peers = {p.options.get("router-port") for p in lsps if p.type == "router"} - {None}
@@ -164,11 +177,11 @@ def nb(idl: Any, chassis: str, bound: frozenset[str]) -> Conditions:
             statics |= "static" in options.get(OPT_REDISTRIBUTE, "")
     full_peers = {str(p.uuid) for p in lsps
                   if p.type == "router" and p.options.get("router-port") in full_names}  # fmt: skip
-    for ls in switches:
-        ports = _refs(ls, "ports")
-        if full_peers.intersection(ports):
-            wanted_lsps.update(ports)
-            lbs.update(_refs(ls, "load_balancer"))
+    _switches_holding(switches, full_peers, wanted_lsps, lbs, local_switches)
+    # a switch already received is asked by its UUID, one clause however many of its ports
+    # are bound here (10k pods bound at once change no condition); a port whose switch has
+    # not arrived yet is asked through the switch holding it
+    held = {u for ls in switches for u in _refs(ls, "ports")}
     # a port bound here is asked by name until it arrives with its switch's ports: the
     # clauses then stay the same while pods are bound and unbound on a local switch (each
     # condition change costs ovsdb-server a pass over the table)
@@ -188,7 +201,9 @@ def nb(idl: Any, chassis: str, bound: frozenset[str]) -> Conditions:
         + [["ha_chassis_group", "==", ["uuid", g]] for g in sorted(groups)]
         + _by_uuid(wanted_lrps)
         or NOTHING,
-        "Logical_Switch": _holding("ports", bound_lsps | full_peers) or NOTHING,
+        "Logical_Switch": _by_uuid(local_switches)
+        + _holding("ports", (bound_lsps | full_peers) - held)
+        or NOTHING,
         "Logical_Switch_Port": lsp_conds + _by_uuid(wanted_lsps) or NOTHING,
         "NAT": _by_uuid(nats) or NOTHING,
         "Load_Balancer": _by_uuid(lbs) or NOTHING,

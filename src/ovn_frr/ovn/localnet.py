@@ -4,8 +4,9 @@ One localnet port per EVPN switch, shared by every chassis: each chassis maps it
 name (``ovnfrr-evpn-N``) to its own OVS bridge in ``ovn-bridge-mappings``. Any agent that
 serves the switch may create it; the insert is guarded by a ``wait`` for the name to be
 absent, so agents racing each other make one row, not several. The row carries the owner
-pair every ovn-frr row has and ``ovn-frr:evpn=N``; removal checks both in the same
-transaction, so a port of the same name that someone else made is never removed.
+pair every ovn-frr row has and ``ovn-frr:evpn=N``; removal first reads the port by name and
+takes off only a row that carries both (by its UUID), so a port of the same name that someone
+else made is never removed.
 """
 
 from __future__ import annotations

@@ -32,7 +32,8 @@ from ovn_frr.core.evpn import (
 )
 from ovn_frr.core.model import Network
 from ovn_frr.core.ovn import OvnState
-from ovn_frr.kernel.evpn import KernelEvpn, VniSpec
+from ovn_frr.kernel.evpn import KernelEvpn, Link, VniSpec
+from ovn_frr.ovn.errors import OvnError
 from ovn_frr.ovn.localnet import LocalnetWriter
 from ovn_frr.reconcilers.base import LIST_LIMIT, Cell, Sample, Signal, TracePart, Worker
 from ovn_frr.vswitch.bridges import LocalOvs, OvsState
@@ -43,11 +44,23 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True, slots=True)
 class EvpnSettings:
     #: False: no neighbor carries l2vpn-evpn; EVPN switches are reported, nothing is built
+    #: (and what an earlier run built is taken down)
     enabled: bool
     local_ip: str
     port: int = 4789
     mtu: int = 1450
     check_s: float = 2.0
+    #: this chassis' OVN does EVPN itself (25.09+): ovn-frr builds nothing, says so
+    ovn_native: bool = False
+
+    @property
+    def active(self) -> bool:
+        return self.enabled and not self.ovn_native
+
+
+#: the flow table of a VNI's OVS bridge is replaced in full (compared with what OVS holds,
+#: only differences sent) at least this often; in between only what changed is sent
+FLOWS_FULL_S = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,12 +85,14 @@ class PassResult:
 
 
 class KernelMonitor:
-    """``bridge monitor fdb`` and ``ip monitor neigh``: any line wakes the pipeline."""
+    """``bridge monitor fdb`` and ``ip monitor neigh``: a line about one of ``devices()`` wakes
+    the pipeline (the underlay's neighbours and other bridges do not)."""
 
     COMMANDS = (("bridge", "monitor", "fdb"), ("ip", "monitor", "neigh"))
 
-    def __init__(self, notify: Callable[[], None]) -> None:
+    def __init__(self, notify: Callable[[], None], devices: Callable[[], frozenset[str]]) -> None:
         self._notify = notify
+        self._devices = devices
         self._procs: list[asyncio.subprocess.Process] = []
         self._tasks: list[asyncio.Task[None]] = []
 
@@ -91,8 +106,11 @@ class KernelMonitor:
 
     async def _drain(self, proc: asyncio.subprocess.Process) -> None:
         assert proc.stdout is not None
-        while await proc.stdout.readline():
-            self._notify()
+        while line := await proc.stdout.readline():
+            words = line.decode(errors="replace").split()
+            names = self._devices()
+            if any(w.split("@", 1)[0] in names for w in words):
+                self._notify()
 
     async def close(self) -> None:
         for proc in self._procs:
@@ -130,15 +148,28 @@ class EvpnReconciler:
         self.intent = EvpnIntent()
         self.last = PassResult()
         self.written_total = 0
-        self._monitor = KernelMonitor(self.kernel_changed.notify) if monitor else None
+        self._monitor = (KernelMonitor(self.kernel_changed.notify, self._device_names)
+                         if monitor else None)  # fmt: skip
         self._monitor_started = False
+        #: OVS bridge -> (the flows last sent, when the table was last replaced in full)
+        self._flows_sent: dict[str, tuple[frozenset[str], float]] = {}
+        self._teardown_checked = False
+
+    def _device_names(self) -> frozenset[str]:
+        return frozenset(n for sw in self.intent.switches for n in sw.devices.kernel())
 
     async def step(self) -> float | None:
         state = self.ovn.value
         if state is None:
             return None  # nothing known yet: what is in place stays
-        self.intent = evpn_intent(state)
-        if not self.settings.enabled:
+        intent = evpn_intent(state)
+        for line in sorted(set(intent.problems) - set(self.intent.problems)):
+            log.warning("evpn_intent_problem %s", line)
+        self.intent = intent
+        if not self.settings.active:
+            if not self._teardown_checked:  # what an earlier run built goes (once)
+                self._teardown_checked = True
+                self.last = await self.io(self._teardown)
             return None
         if self._monitor is not None and not self._monitor_started:
             self._monitor_started = True
@@ -152,9 +183,16 @@ class EvpnReconciler:
 
     # --- one pass, on the worker thread -------------------------------------------------------
 
-    def _pass(self, intent: EvpnIntent) -> PassResult:
-        s = self.settings
+    def _teardown(self) -> PassResult:
+        """With EVPN off: remove whatever ovn-frr built before (only if the kernel shows any
+        of it; a node without EVPN never needs its OVS)."""
         links = self.kernel.links()
+        if not self.kernel.owned(links):
+            return PassResult()
+        return self._pass(EvpnIntent(), links)
+
+    def _pass(self, intent: EvpnIntent, links: dict[str, Link] | None = None) -> PassResult:
+        links = self.kernel.links() if links is None else links
         owned = self.kernel.owned(links)
         ovs = self.ovs.state()
         views: list[VniView] = []
@@ -163,41 +201,19 @@ class EvpnReconciler:
         changes: list[str] = []
         mappings = {n: b for n, b in ovs.mappings.items() if not n.startswith(LOCALNET)}
         for sw in intent.switches:
-            d = sw.devices
-            spec = VniSpec(sw.vni, d, s.local_ip, s.port, s.mtu)
-            clash = self.kernel.problems(spec, links)
-            if clash:
-                problems += [f"VNI {sw.vni} (switch {sw.switch}): {c}" for c in clash]
+            # one VNI's failure is its own: the others and the clean-up below go on
+            try:
+                done, view = self._vni(sw, links, owned.get(sw.vni, []), ovs, changes)
+            except (OSError, OvnError) as exc:
+                problems.append(f"VNI {sw.vni} (switch {sw.switch}): {exc}")
+                log.error("evpn_vni_failed vni=%d error=%s", sw.vni, exc)
                 continue
-            changes += self.kernel.ensure(spec, links)
-            if d.ovs_port not in ovs.ports.get(d.ovs_bridge, ()) or (
-                ovs.bridges.get(sw.vni) != d.ovs_bridge
-            ):
-                self.ovs.ensure_bridge(sw.vni, d.ovs_bridge, d.ovs_port, ovs.datapath_type)
-                changes.append(f"ovs bridge {d.ovs_bridge}")
-            mappings[sw.network] = d.ovs_bridge
-            if not sw.localnet_present:
-                self.localnet.create(sw.switch_uuid, sw.network, sw.vni)
-            seen = self.kernel.read(d)
-            change = entry_change(sw, seen)
-            if change:
-                self.kernel.write(d, change)
-                written += (
-                    len(change.add_macs)
-                    + len(change.del_macs)
-                    + len(change.add_ips)
-                    + len(change.del_ips)
-                )
-                log.info(
-                    "evpn_entries vni=%d macs=+%d/-%d ips=+%d/-%d",
-                    sw.vni,
-                    len(change.add_macs),
-                    len(change.del_macs),
-                    len(change.add_ips),
-                    len(change.del_ips),
-                )
-            wired, flows, why = self._flows(sw, ovs, seen)
-            views.append(VniView(sw, seen, wired, flows, why))
+            if view is None:
+                problems += done
+                continue
+            written += int(done[0]) if done else 0
+            mappings[sw.network] = sw.devices.ovs_bridge
+            views.append(view)
         wanted = {sw.vni for sw in intent.switches}
         for vni, devs in owned.items():
             if vni not in wanted:
@@ -206,12 +222,73 @@ class EvpnReconciler:
         for vni, bridge in ovs.bridges.items():
             if vni not in wanted:
                 self.ovs.remove_bridge(bridge)
+                self._flows_sent.pop(bridge, None)
                 changes.append(f"removed ovs bridge {bridge}")
-        if mappings != ovs.mappings:
-            self.ovs.set_mappings(mappings)
+        now = {n: b for n, b in self.ovs.mappings().items()}  # read again: just before writing
+        merged = {n: b for n, b in now.items() if not n.startswith(LOCALNET)}
+        merged.update({n: b for n, b in mappings.items() if n.startswith(LOCALNET)})
+        if merged != now:
+            self.ovs.set_mappings(merged)
         for stale in intent.stale:
             self.localnet.remove(stale.switch_uuid, stale.port)
         return PassResult(tuple(views), tuple(problems), written, tuple(changes))
+
+    def _vni(
+        self,
+        sw: EvpnSwitch,
+        links: dict[str, Link],
+        mine: list[Link],
+        ovs: OvsState,
+        changes: list[str],
+    ) -> tuple[list[str], VniView | None]:
+        """One VNI: (problems, None) when it cannot be served, else ([entries written], view)."""
+        s = self.settings
+        d = sw.devices
+        spec = VniSpec(sw.vni, d, s.local_ip, s.port, s.mtu)
+        clash = [
+            f"VNI {sw.vni} (switch {sw.switch}): {c}" for c in self.kernel.problems(spec, links)
+        ]
+        if d.ovs_bridge in ovs.ports and ovs.bridges.get(sw.vni) != d.ovs_bridge:
+            clash.append(f"VNI {sw.vni} (switch {sw.switch}): OVS bridge {d.ovs_bridge} exists "
+                         "and is not ovn-frr's")  # fmt: skip
+        if self.ovs.br_int not in ovs.ports:
+            clash.append(f"VNI {sw.vni}: no integration bridge {self.ovs.br_int} in the local "
+                         "OVS yet")  # fmt: skip
+        if clash:
+            return clash, None
+        # devices of this VNI under names it no longer has (a renamed bridge, say)
+        stray = [x for x in mine if x.name not in (*d.kernel(), d.ovs_port)]
+        if stray:
+            self.kernel.remove(sw.vni, stray)
+            links = {n: x for n, x in links.items() if x not in stray}
+            changes.append(f"removed {', '.join(x.name for x in stray)}")
+        changes += self.kernel.ensure(spec, links, userspace=ovs.datapath_type == "netdev")
+        if (d.ovs_port not in ovs.ports.get(d.ovs_bridge, ())
+                or ovs.bridges.get(sw.vni) != d.ovs_bridge
+                or ovs.datapath_types.get(d.ovs_bridge, "") != ovs.datapath_type):  # fmt: skip
+            self.ovs.ensure_bridge(sw.vni, d.ovs_bridge, d.ovs_port, ovs.datapath_type)
+            changes.append(f"ovs bridge {d.ovs_bridge}")
+        problems: list[str] = []
+        if not sw.localnet_present and not self.localnet.create(sw.switch_uuid, sw.network,
+                                                                sw.vni):  # fmt: skip
+            problems.append(f"VNI {sw.vni} (switch {sw.switch}): a port named {sw.network} "
+                            "exists on another switch: no localnet for this one")  # fmt: skip
+        seen = self.kernel.read(d)
+        change = entry_change(sw, seen)
+        n = 0
+        if change:
+            self.kernel.write(d, change)
+            n = (
+                len(change.add_macs)
+                + len(change.del_macs)
+                + len(change.add_ips)
+                + len(change.del_ips)
+            )
+            log.info("evpn_entries vni=%d macs=+%d/-%d ips=+%d/-%d", sw.vni,
+                     len(change.add_macs), len(change.del_macs), len(change.add_ips),
+                     len(change.del_ips))  # fmt: skip
+        wired, flows, why = self._flows(sw, ovs, seen)
+        return [str(n)], VniView(sw, seen, wired, flows, tuple(problems) + why)
 
     def _flows(
         self, sw: EvpnSwitch, ovs: OvsState, seen: KernelVni
@@ -224,7 +301,20 @@ class EvpnReconciler:
                    f"integration bridge yet (localnet {sw.network})")  # fmt: skip
             return False, 0, (why,)
         flows = responder_flows(str(patch[0]), str(ovs.ofports[d.ovs_port]), seen.remote_ips)
-        self.ovs.replace_flows(d.ovs_bridge, flows)
+        want = frozenset(flows)
+        sent, full_at = self._flows_sent.get(d.ovs_bridge, (None, 0.0))
+        now = self.clock()
+        if (
+            sent is None
+            or now - full_at > FLOWS_FULL_S
+            or (self.ovs.flow_count(d.ovs_bridge) != len(sent))
+        ):
+            # the table as OVS holds it, made exactly the desired one
+            self.ovs.replace_flows(d.ovs_bridge, flows)
+            self._flows_sent[d.ovs_bridge] = (want, now)
+        elif want != sent:
+            self.ovs.change_flows(d.ovs_bridge, sorted(want - sent), sorted(sent - want))
+            self._flows_sent[d.ovs_bridge] = (want, full_at)
         return True, len(flows), ()
 
     # --- status, metrics, trace ---------------------------------------------------------------
@@ -268,10 +358,12 @@ class EvpnReconciler:
             )
         return {
             "evpn": {
-                "enabled": self.settings.enabled,
+                "enabled": self.settings.active,
+                "ovn_native": self.settings.ovn_native,
                 "vtep": self.settings.local_ip,
                 "vnis": vnis,
                 "entries_written": self.written_total,
+                "intent_problems": list(self.intent.problems),
                 "last_changes": list(self.last.device_changes),
             }
         }

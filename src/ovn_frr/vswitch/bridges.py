@@ -70,6 +70,8 @@ class OvsState:
     #: interface name -> OpenFlow port number (absent: none assigned yet). Flows use the
     #: numbers: OpenFlow cuts port names to 15 characters, longer ones do not resolve.
     ofports: Mapping[str, int] = field(default_factory=dict)
+    #: bridge -> its datapath type ("" system)
+    datapath_types: Mapping[str, str] = field(default_factory=dict)
 
 
 def _map(datum: Any) -> dict[str, str]:
@@ -108,8 +110,10 @@ class LocalOvs:
         }
         bridges: dict[int, str] = {}
         ports: dict[str, tuple[str, ...]] = {}
+        dtypes: dict[str, str] = {}
         dp = ""
         for name, ext, dtype, port_set in out["data"]:
+            dtypes[str(name)] = str(dtype) if isinstance(dtype, str) else ""
             refs = port_set[1] if port_set[0] == "set" else [port_set]
             names = tuple(sorted(port_names.get(str(r[1]), "") for r in refs))
             ports[str(name)] = names
@@ -118,13 +122,7 @@ class LocalOvs:
                 bridges[int(vni)] = str(name)
             if name == self.br_int:
                 dp = str(dtype) if isinstance(dtype, str) else ""
-        ext = _map(
-            json.loads(
-                self.vsctl(
-                    "--format=json", "--data=json", "--columns=external_ids", "list", "Open_vSwitch"
-                )
-            )["data"][0][0]
-        )
+        mappings = self.mappings()
         ofports = {
             str(name): int(ofport)
             for name, ofport in json.loads(self.vsctl("--format=json", "--data=json",
@@ -132,7 +130,13 @@ class LocalOvs:
                                                       "Interface"))["data"]
             if isinstance(ofport, int) and ofport > 0
         }  # fmt: skip
-        return OvsState(bridges, ports, parse_mappings(ext.get(MAPPINGS, "")), dp, ofports)
+        return OvsState(bridges, ports, mappings, dp, ofports, dtypes)
+
+    def mappings(self) -> dict[str, str]:
+        """``ovn-bridge-mappings`` as it is now."""
+        ext = _map(json.loads(self.vsctl("--format=json", "--data=json", "--columns=external_ids",
+                                         "list", "Open_vSwitch"))["data"][0][0])  # fmt: skip
+        return parse_mappings(ext.get(MAPPINGS, ""))
 
     def ensure_bridge(self, vni: int, bridge: str, port: str, datapath_type: str) -> None:
         args = [
@@ -169,6 +173,24 @@ class LocalOvs:
         self._run(
             ["ovs-ofctl", "-O", OPENFLOW, "replace-flows", target, "-"], "\n".join(flows) + "\n"
         )
+
+    def change_flows(self, bridge: str, add: Sequence[str], delete: Sequence[str]) -> None:
+        """Send only a change: ``add`` flows, ``delete`` flows (strict: match and priority)."""
+        target = f"unix:{self.rundir}/{bridge}.mgmt"
+        lines = [f"delete_strict {f.split(' actions=', 1)[0]}" for f in delete]
+        lines += [f"add {f}" for f in add]
+        if lines:
+            self._run(["ovs-ofctl", "-O", OPENFLOW, "add-flows", target, "-"],
+                      "\n".join(lines) + "\n")  # fmt: skip
+
+    def flow_count(self, bridge: str) -> int:
+        """How many flows the bridge holds (one cheap request)."""
+        target = f"unix:{self.rundir}/{bridge}.mgmt"
+        out = self._run(["ovs-ofctl", "-O", OPENFLOW, "dump-aggregate", target], None)
+        for word in out.split():
+            if word.startswith("flow_count="):
+                return int(word.split("=", 1)[1])
+        return -1
 
     def dump_flows(self, bridge: str) -> str:
         target = f"unix:{self.rundir}/{bridge}.mgmt"
