@@ -147,7 +147,7 @@ def test_agent_restart_changes_nothing(ev: EvpnLab) -> None:
     wait_for(lambda: _vni(ev, "node1").get("wired"), timeout=30, what="agent back")
 
     def evpn_runs() -> int:
-        return next(r["runs"] for r in agent.status()["reconcilers"] if r["name"] == "evpn")
+        return int(next(r["runs"] for r in agent.status()["reconcilers"] if r["name"] == "evpn"))
 
     runs = evpn_runs()  # two passes more: anything it would rewrite is written by then
     wait_for(lambda: evpn_runs() >= runs + 2, timeout=30, what="two more EVPN passes")
