@@ -40,11 +40,13 @@ class _Idl(connection.OvsdbIdl):  # type: ignore[misc]
 
     def notify(self, event: str, row: Any, updates: Any = None) -> None:
         self.updates += 1
-        if self.on_change is not None:
-            self.on_change()
 
     def run(self) -> bool:
+        """One IDL run; ``on_change`` once for all the rows it brought (10k row updates are
+        one wake-up of the event loop, not 10k of them contending for the GIL with this
+        thread's parsing), and once when a condition change was acknowledged."""
         acked = self.cond_seqno
+        before = self.updates
         changed: bool = super().run()
         rpc = getattr(self._session, "rpc", None)
         if rpc is not self._rpc:
@@ -52,7 +54,7 @@ class _Idl(connection.OvsdbIdl):  # type: ignore[misc]
             self._rpc, self._bytes_now = rpc, 0
         if rpc is not None:
             self._bytes_now = rpc.get_received_bytes()
-        if self.cond_seqno != acked and self.on_change is not None:
+        if (self.cond_seqno != acked or self.updates != before) and self.on_change is not None:
             self.on_change()
         return changed
 
