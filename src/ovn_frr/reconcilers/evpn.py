@@ -273,11 +273,9 @@ class EvpnReconciler:
                                                                 sw.vni):  # fmt: skip
             problems.append(f"VNI {sw.vni} (switch {sw.switch}): a port named {sw.network} "
                             "exists on another switch: no localnet for this one")  # fmt: skip
-        t0 = time.monotonic()
         seen = self.kernel.read(d)
         change = entry_change(sw, seen)
         n = 0
-        t1 = time.monotonic()
         if change:
             self.kernel.write(d, change)
             n = (
