@@ -307,7 +307,13 @@ def test_status_trace_and_metrics(adv: tuple[Lab, OpenShiftNode, AgentProcess]) 
         status = wait_for(healthy, timeout=10, what="a healthy status")
         assert status["agent"]["chassis"] == "node1"
         assert status["frr"]["last_apply"]["ok"]
-        assert [r["name"] for r in status["reconcilers"]] == ["ovn", "import", "advertise", "frr"]
+        assert [r["name"] for r in status["reconcilers"]] == [
+            "ovn",
+            "import",
+            "advertise",
+            "frr",
+            "evpn",
+        ]
         assert all(r["healthy"] for r in status["reconcilers"])
         session = next(x for x in status["bgp"] if x["neighbor"] == "10.255.0.2")
         assert session["state"] == "Established" and session["vrf"] == "default"
