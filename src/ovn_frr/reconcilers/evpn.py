@@ -207,9 +207,13 @@ class EvpnReconciler:
             except (OSError, OvnError) as exc:
                 problems.append(f"VNI {sw.vni} (switch {sw.switch}): {exc}")
                 log.error("evpn_vni_failed vni=%d error=%s", sw.vni, exc)
-                continue
+                done, view = [], None
             if view is None:
                 problems += done
+                # a VNI that fails keeps its mapping: its data path is not taken down for
+                # an error (only when the VNI is no longer wanted)
+                if sw.network in ovs.mappings:
+                    mappings[sw.network] = ovs.mappings[sw.network]
                 continue
             written += int(done[0]) if done else 0
             mappings[sw.network] = sw.devices.ovs_bridge
