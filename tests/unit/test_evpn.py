@@ -179,3 +179,13 @@ def test_rd_and_rt_are_kept_as_frr_shows_them() -> None:
     cfg = config.parse('[bgp]\nasn = 64512\nrouter_id = "192.0.2.1"\n'
                        '[evpn.vnis.7]\nrd = "065000:0100"\n')  # fmt: skip
     assert cfg.evpn.vnis["7"].rd == "65000:100"
+
+
+def test_a_port_with_two_address_entries_pairs_each_mac_with_its_own_ips() -> None:
+    two = SwitchPort.of("vm", (IP("10.0.0.1"), IP("10.0.0.2")), {}, True, "", "0a:00:00:00:00:01",
+                        (("0a:00:00:00:00:01", (IP("10.0.0.1"),)),
+                         ("0a:00:00:00:00:02", (IP("10.0.0.2"),))))  # fmt: skip
+    sw = switch("ls", {"dynamic-routing-vni": "3", "dynamic-routing-redistribute": "fdb,ip"}, two)
+    (e,) = evpn_intent(state(sw)).switches
+    assert dict(e.local) == {"0a:00:00:00:00:01": (IP("10.0.0.1"),),
+                             "0a:00:00:00:00:02": (IP("10.0.0.2"),)}  # fmt: skip

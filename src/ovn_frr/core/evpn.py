@@ -211,11 +211,12 @@ def evpn_intent(state: OvnState) -> EvpnIntent:
         local: dict[str, tuple[Address, ...]] = {}
         owners: dict[str, str] = {}
         for lsp in sw.ports:
-            if lsp.type != "" or not lsp.bound_here or not lsp.advertise or not lsp.mac:
+            if lsp.type != "" or not lsp.bound_here or not lsp.advertise:
                 continue
-            ips = tuple(sorted(set(lsp.addresses), key=_addr_key)) if ip else ()
-            local[lsp.mac] = tuple(sorted(set(local.get(lsp.mac, ()) + ips), key=_addr_key))
-            owners.setdefault(lsp.mac, lsp.name)
+            for mac, addrs in lsp.entries:  # each MAC with the IPs of its own entry
+                ips = tuple(addrs) if ip else ()
+                local[mac] = tuple(sorted(set(local.get(mac, ()) + ips), key=_addr_key))
+                owners.setdefault(mac, lsp.name)
         out.append(EvpnSwitch(vni, sw.name, sw.uuid, ip, dev, local, owners,
                               _has_localnet(sw, vni)))  # fmt: skip
     return EvpnIntent(tuple(out), tuple(stale), tuple(problems))

@@ -212,6 +212,9 @@ class SwitchPort:
     #: the port's Ethernet address, lower case ("" none: router, unknown or dynamic not yet
     #: assigned)
     mac: str = ""
+    #: each address entry that starts with a MAC: (MAC, the IPs of that entry); a port may
+    #: have several ("MAC1 IP1", "MAC2 IP2")
+    entries: tuple[tuple[str, tuple[Address, ...]], ...] = ()
 
     @classmethod
     def of(
@@ -222,9 +225,12 @@ class SwitchPort:
         bound_here: bool = False,
         type: str = "",
         mac: str = "",
+        entries: tuple[tuple[str, tuple[Address, ...]], ...] | None = None,
     ) -> SwitchPort:
         ok, why = advertised("switch port", name, options or {})
-        return cls(name, type, addresses, bound_here, ok, why, mac)
+        if entries is None:  # one entry: the MAC with every address
+            entries = ((mac, addresses),) if mac else ()
+        return cls(name, type, addresses, bound_here, ok, why, mac, entries)
 
 
 @dataclass(frozen=True, slots=True)

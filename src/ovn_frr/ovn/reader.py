@@ -121,14 +121,16 @@ def _lsp_addresses(lsp: Any) -> tuple[Address, ...]:
 MAC = re.compile(r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$")
 
 
-def _lsp_mac(lsp: Any) -> str:
-    """The port's MAC: the first word of its first address entry that is one (``addresses``
-    before ``dynamic_addresses``), "" if none."""
+def _lsp_entries(lsp: Any) -> tuple[tuple[str, tuple[Address, ...]], ...]:
+    """Each address entry that starts with a MAC (``addresses`` before ``dynamic_addresses``):
+    (MAC, the IPs of that entry), each MAC once."""
+    out: dict[str, list[Address]] = {}
     for entry in [*lsp.addresses, *lsp.dynamic_addresses]:
         words = entry.split()
         if words and MAC.match(words[0]):
-            return str(words[0]).lower()
-    return ""
+            ips = out.setdefault(str(words[0]).lower(), [])
+            ips += [a for w in words[1:] if (a := _addr(w)) is not None and a not in ips]
+    return tuple((m, tuple(ips)) for m, ips in out.items())
 
 
 def _vips(lb: Any) -> tuple[Vip, ...]:
@@ -160,13 +162,15 @@ def read_nb(
         uuid = str(ls.uuid)
         lsps = []
         for lsp in ls.ports:
+            entries = _lsp_entries(lsp)
             if lsp.type == "router":
                 if "router-port" in lsp.options:
                     switch_of[lsp.options["router-port"]] = uuid
                 continue
             lsps.append(
                 SwitchPort.of(lsp.name, _lsp_addresses(lsp), dict(lsp.options),
-                              lsp.name in bound, lsp.type, _lsp_mac(lsp))
+                              lsp.name in bound, lsp.type, entries[0][0] if entries else "",
+                              entries)
             )  # fmt: skip
         vips = tuple(v for lb in ls.load_balancer for v in _vips(lb))
         switches[uuid] = LogicalSwitch(uuid, ls.name, tuple(lsps), vips, dict(ls.other_config))
