@@ -47,6 +47,41 @@ def timed(start: float, done: Callable[[], bool], what: str, timeout: float = 60
     return time.monotonic() - start
 
 
+def race(start: float, done: dict[str, Callable[[], bool]], what: str) -> dict[str, float]:
+    """Seconds from ``start`` until each condition of ``done`` first held (polled together)."""
+    marks: dict[str, float] = {}
+
+    def all_done() -> bool:
+        now = time.monotonic()
+        for name, cond in done.items():
+            if name not in marks and cond():
+                marks[name] = now - start
+        return len(marks) == len(done)
+
+    wait_for(all_done, timeout=600, interval=0.05, max_interval=0.1, what=what)
+    return marks
+
+
+def write_entries(ns: str, n: int, tag: int, port: str, bridge: str, delete: bool) -> None:
+    """N MACs (static FDB on ``port``) and their IPs (permanent neighbours on ``bridge``)
+    written, or deleted, by hand: two iproute2 batches (neighbours first on delete)."""
+    if delete:
+        batches = [
+            ("ip", "".join(f"neigh del {ip(i, tag)} dev {bridge}\n" for i in range(n))),
+            ("bridge", "".join(f"fdb del {mac(i, tag)} dev {port} master static\n"
+                               for i in range(n))),
+        ]  # fmt: skip
+    else:
+        batches = [
+            ("bridge", "".join(f"fdb replace {mac(i, tag)} dev {port} master static\n"
+                               for i in range(n))),
+            ("ip", "".join(f"neigh replace {ip(i, tag)} lladdr {mac(i, tag)} dev {bridge} "
+                           "nud permanent\n" for i in range(n))),
+        ]  # fmt: skip
+    for tool, text in batches:
+        run([tool, "-force", "-batch", "-"], netns=ns, input_text=text)
+
+
 class Bench:
     def __init__(self, ev: EvpnLab) -> None:
         self.ev = ev
@@ -148,27 +183,12 @@ class Bench:
         floor_dev = f"vxlan-{FLOOR_VNI}"
         wait_for(lambda: any(e.get("dst") == NODE1 for e in self.ev.fdb("vtep1", floor_dev)),
                  timeout=60, what="floor VNI known at vtep1")  # fmt: skip
-        fdb = "".join(f"fdb replace {mac(i, tag)} dev {port} master static\n" for i in range(n))
-        neigh = "".join(f"neigh replace {ip(i, tag)} lladdr {mac(i, tag)} dev {br} nud permanent\n"
-                        for i in range(n))  # fmt: skip
         t0 = time.monotonic()
-        run(["bridge", "-force", "-batch", "-"], netns=ns, input_text=fdb)
-        run(["ip", "-force", "-batch", "-"], netns=ns, input_text=neigh)
+        write_entries(ns, n, tag, port, br, delete=False)
         add = timed(t0, lambda: self.count_remote("vtep1", FLOOR_VNI, NODE1) == (n, n),
                     f"{n} hand-written entries at vtep1")  # fmt: skip
         t0 = time.monotonic()
-        run(
-            ["ip", "-force", "-batch", "-"],
-            netns=ns,
-            input_text="".join(f"neigh del {ip(i, tag)} dev {br}\n" for i in range(n)),
-        )
-        run(
-            ["bridge", "-force", "-batch", "-"],
-            netns=ns,
-            input_text="".join(
-                f"fdb del {mac(i, tag)} dev {port} master static\n" for i in range(n)
-            ),
-        )
+        write_entries(ns, n, tag, port, br, delete=True)
         rem = timed(t0, lambda: self.count_remote("vtep1", FLOOR_VNI, NODE1) == (0, 0),
                     f"{n} hand-written entries withdrawn at vtep1")  # fmt: skip
         return add, rem
@@ -181,50 +201,20 @@ class Bench:
         vtep1 = "192.0.2.102"
         base_flows = self.flows()
         base = self.count_remote("node1", VNI, vtep1)
-        fdb = "".join(
-            f"fdb replace {mac(i, tag + 100)} dev h-host1 master static\n" for i in range(n)
-        )
-        neigh = "".join(f"neigh replace {ip(i, tag + 100)} lladdr {mac(i, tag + 100)} dev "
-                        f"{BRIDGE} nud permanent\n"
-                        for i in range(n))  # fmt: skip
+        tag += 100
+
+        def ips() -> int:
+            return self.count_remote("node1", VNI, vtep1)[1]
+
         t0 = time.monotonic()
-        run(["bridge", "-force", "-batch", "-"], netns=ns, input_text=fdb)
-        run(["ip", "-force", "-batch", "-"], netns=ns, input_text=neigh)
-        marks: dict[str, float] = {}
-
-        def both() -> bool:
-            now = time.monotonic()
-            if "zebra" not in marks and self.count_remote("node1", VNI, vtep1)[1] >= base[1] + n:
-                marks["zebra"] = now - t0
-            if "ovn" not in marks and self.flows() >= base_flows + n:
-                marks["ovn"] = now - t0
-            return len(marks) == 2
-
-        wait_for(both, timeout=600, interval=0.05, max_interval=0.1, what=f"{n} remote IPs")
+        write_entries(ns, n, tag, "h-host1", BRIDGE, delete=False)
+        marks = race(t0, {"zebra": lambda: ips() >= base[1] + n,
+                          "ovn": lambda: self.flows() >= base_flows + n},
+                     f"{n} remote IPs")  # fmt: skip
         t0 = time.monotonic()
-        run(
-            ["ip", "-force", "-batch", "-"],
-            netns=ns,
-            input_text="".join(f"neigh del {ip(i, tag + 100)} dev {BRIDGE}\n" for i in range(n)),
-        )
-        run(
-            ["bridge", "-force", "-batch", "-"],
-            netns=ns,
-            input_text="".join(
-                f"fdb del {mac(i, tag + 100)} dev h-host1 master static\n" for i in range(n)
-            ),
-        )
-        gone: dict[str, float] = {}
-
-        def cleared() -> bool:
-            now = time.monotonic()
-            if "zebra" not in gone and self.count_remote("node1", VNI, vtep1)[1] <= base[1]:
-                gone["zebra"] = now - t0
-            if "ovn" not in gone and self.flows() <= base_flows:
-                gone["ovn"] = now - t0
-            return len(gone) == 2
-
-        wait_for(cleared, timeout=600, interval=0.05, max_interval=0.1, what="withdrawn")
+        write_entries(ns, n, tag, "h-host1", BRIDGE, delete=True)
+        gone = race(t0, {"zebra": lambda: ips() <= base[1],
+                         "ovn": lambda: self.flows() <= base_flows}, "withdrawn")  # fmt: skip
         return marks["zebra"], marks["ovn"], gone["zebra"], gone["ovn"]
 
 

@@ -69,7 +69,7 @@ async def trace_doc(text: str, runners: Sequence[Runner]) -> dict[str, Any]:
         part = await r.reconciler.trace(prefix)
         doc.update(part.doc)
         story += part.story
-    if not doc.get("advertise") and not doc.get("import", {}).get("rib"):
+    if not doc.get("advertise") and not doc.get("import", {}).get("rib") and not doc.get("evpn"):
         story.insert(0, "zebra has not sent this prefix on FPM")
     doc["story"] = story
     return doc

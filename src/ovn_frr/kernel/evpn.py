@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import json
 import logging
-import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ovn_frr.command import Runner, run_command
 from ovn_frr.core.evpn import Devices, EntryChange, KernelVni, parse_addr, parse_mac
 from ovn_frr.core.model import Address
 from ovn_frr.kernel.ethtool import set_tx_checksum, tx_checksum
@@ -31,25 +31,13 @@ log = logging.getLogger(__name__)
 ALIAS = "ovn-frr:evpn:"
 ZERO_MAC = "00:00:00:00:00:00"
 
-#: runs argv (with stdin text) and returns stdout; raises KernelError
-Runner = Callable[[Sequence[str], str | None], str]
-
 
 class KernelError(OSError):
     """An iproute2 command failed."""
 
 
 def run(argv: Sequence[str], stdin: str | None = None) -> str:
-    try:
-        done = subprocess.run(
-            list(argv), input=stdin, capture_output=True, text=True, timeout=120, check=False
-        )
-    except (OSError, subprocess.SubprocessError) as exc:
-        raise KernelError(f"{' '.join(argv[:3])}: {exc}") from None
-    if done.returncode != 0:
-        err = " ".join(done.stderr.split())[:300]
-        raise KernelError(f"{' '.join(argv[:4])}: {err or f'exit {done.returncode}'}")
-    return done.stdout
+    return run_command(argv, stdin, KernelError, timeout=120)
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,19 +276,17 @@ class KernelEvpn:
         )
 
     def write(self, d: Devices, change: EntryChange) -> None:
-        """Apply ``change`` in at most two processes (errors in single lines do not stop
+        """Apply ``change`` in at most three batches (errors in single lines do not stop
         the others: the next pass reads what is there and tries again)."""
         fdb = [f"fdb del {m} dev {d.advertise} master static" for m in change.del_macs]
         fdb += [f"fdb replace {m} dev {d.advertise} master static" for m in change.add_macs]
-        neigh = [f"neigh del {ip} dev {d.bridge}" for ip in change.del_ips]
-        neigh += [
+        # neighbours go before the MACs they name, and come back after them
+        dels = [f"neigh del {ip} dev {d.bridge}" for ip in change.del_ips]
+        adds = [
             f"neigh replace {ip} lladdr {mac} dev {d.bridge} nud permanent"
             for ip, mac in change.add_ips
         ]
         errors = []
-        # neighbours go before the MACs they name, and come back after them
-        dels = [x for x in neigh if x.startswith("neigh del")]
-        adds = [x for x in neigh if not x.startswith("neigh del")]
         for argv, lines in (
             (["ip", "-force", "-batch", "-"], dels),
             (["bridge", "-force", "-batch", "-"], fdb),

@@ -15,6 +15,7 @@ tor1 and vtep1, whose host1 sits behind a plain Linux bridge and VXLAN device.
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,12 +32,10 @@ SWITCH = "ls-evpn"
 MTU = 1450
 #: VXLAN-side device names on vtep1 (OVN 25.09's defaults, also ovn-frr's)
 BRIDGE, VXLAN = f"br-{VNI}", f"vxlan-{VNI}"
-TX_OFF = (
-    "import array,fcntl,socket,struct,sys\n"
-    "b=array.array('B',struct.pack('II',0x17,0));a,_=b.buffer_info()\n"
-    "s=socket.socket(socket.AF_INET,socket.SOCK_DGRAM)\n"
-    "fcntl.ioctl(s.fileno(),0x8946,struct.pack('16sP',sys.argv[1].encode(),a))\n"
-)
+#: turns a device's transmit checksum offload off, in the namespace it runs in (with
+#: ovn-frr's own ioctl: OVS's userspace datapath does not complete offloaded checksums)
+TX_OFF = ("import sys; from ovn_frr.kernel.ethtool import set_tx_checksum; "
+          "set_tx_checksum(sys.argv[1], False)")  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,17 +116,24 @@ def _host_addrs(h: Host, ns: str, ipv6: bool) -> None:
     run(["ip", "link", "set", "eth0", "up"], netns=ns)
     run(["ip", "link", "set", "lo", "up"], netns=ns)
     # OVS's userspace datapath does not complete offloaded checksums (FIELD-NOTES)
-    run(["python3", "-c", TX_OFF, "eth0"], netns=ns)
+    run([sys.executable, "-c", TX_OFF, "eth0"], netns=ns)
+
+
+def _veth_host(lab: Lab, h: Host, member: str, prefix: str, ipv6: bool) -> str:
+    """``h``'s namespace with ``eth0`` addressed, a veth whose other end, ``<prefix><name>``,
+    is in ``member``'s namespace (returned)."""
+    ns = _host_ns(lab, h, ipv6)
+    port = f"{prefix}{h.name}"[:15]
+    run(["ip", "link", "add", "eth0", "netns", ns, "type", "veth", "peer", "name", port,
+         "netns", lab.netns(member)])  # fmt: skip
+    _host_addrs(h, ns, ipv6)
+    return port
 
 
 def host(lab: Lab, h: Host, vtep: str, ipv6: bool = True) -> None:
     """A host behind ``vtep``'s bridge, its MAC and IPs written for zebra to announce."""
-    ns = _host_ns(lab, h, ipv6)
     vns = lab.netns(vtep)
-    port = f"h-{h.name}"[:15]
-    run(["ip", "link", "add", "eth0", "netns", ns, "type", "veth", "peer", "name", port,
-         "netns", vns])  # fmt: skip
-    _host_addrs(h, ns, ipv6)
+    port = _veth_host(lab, h, vtep, "h-", ipv6)
     run(["ip", "link", "set", port, "master", BRIDGE, "mtu", str(MTU)], netns=vns)
     run(["bridge", "link", "set", "dev", port, "learning", "off"], netns=vns)
     run(["ip", "link", "set", port, "up"], netns=vns)
@@ -148,14 +154,10 @@ def vm(lab: Lab, switch: str, h: Host, node: str, ipv6: bool = True) -> None:
 def plug(lab: Lab, h: Host, node: str, ipv6: bool = True) -> None:
     """``h`` as a VIF on ``node``: a veth into br-int with ``iface-id`` (as OVN's own system
     tests with the userspace datapath do)."""
-    ns = _host_ns(lab, h, ipv6)
     nns = lab.netns(node)
-    port = f"vif-{h.name}"[:15]
-    run(["ip", "link", "add", "eth0", "netns", ns, "type", "veth", "peer", "name", port,
-         "netns", nns])  # fmt: skip
-    _host_addrs(h, ns, ipv6)
+    port = _veth_host(lab, h, node, "vif-", ipv6)
     run(["ip", "link", "set", port, "up", "mtu", str(MTU)], netns=nns)
-    run(["python3", "-c", TX_OFF, port], netns=nns)
+    run([sys.executable, "-c", TX_OFF, port], netns=nns)
     lab.chassis[node].vsctl("add-port", "br-int", port, "--", "set", "Interface", port,
                             f"external_ids:iface-id={h.name}")  # fmt: skip
 

@@ -12,8 +12,6 @@ announced again for a port that did not change.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Callable, Iterable
@@ -33,6 +31,7 @@ from ovn_frr.core.evpn import (
 from ovn_frr.core.model import Network
 from ovn_frr.core.ovn import OvnState
 from ovn_frr.kernel.evpn import KernelEvpn, Link, VniSpec
+from ovn_frr.kernel.monitor import KernelMonitor
 from ovn_frr.ovn.errors import OvnError
 from ovn_frr.ovn.localnet import LocalnetWriter
 from ovn_frr.reconcilers.base import LIST_LIMIT, Cell, Sample, Signal, TracePart, Worker
@@ -73,6 +72,8 @@ class VniView:
     wired: bool
     flows: int
     problems: tuple[str, ...] = ()
+    #: FDB and neighbour entries this pass wrote or deleted for it
+    written: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,45 +83,6 @@ class PassResult:
     #: entries written in this pass (fdb + neigh adds and deletes)
     written: int = 0
     device_changes: tuple[str, ...] = field(default_factory=tuple)
-
-
-class KernelMonitor:
-    """``bridge monitor fdb`` and ``ip monitor neigh``: a line about one of ``devices()`` wakes
-    the pipeline (the underlay's neighbours and other bridges do not)."""
-
-    COMMANDS = (("bridge", "monitor", "fdb"), ("ip", "monitor", "neigh"))
-
-    def __init__(self, notify: Callable[[], None], devices: Callable[[], frozenset[str]]) -> None:
-        self._notify = notify
-        self._devices = devices
-        self._procs: list[asyncio.subprocess.Process] = []
-        self._tasks: list[asyncio.Task[None]] = []
-
-    async def start(self) -> None:
-        for argv in self.COMMANDS:
-            proc = await asyncio.create_subprocess_exec(
-                *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL
-            )
-            self._procs.append(proc)
-            self._tasks.append(asyncio.create_task(self._drain(proc), name="evpn-monitor"))
-
-    async def _drain(self, proc: asyncio.subprocess.Process) -> None:
-        assert proc.stdout is not None
-        while line := await proc.stdout.readline():
-            words = line.decode(errors="replace").split()
-            names = self._devices()
-            if any(w.split("@", 1)[0] in names for w in words):
-                self._notify()
-
-    async def close(self) -> None:
-        for proc in self._procs:
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
-        for proc in self._procs:
-            with contextlib.suppress(Exception):
-                await proc.wait()
-        for task in self._tasks:
-            task.cancel()
 
 
 class EvpnReconciler:
@@ -199,25 +161,25 @@ class EvpnReconciler:
         problems: list[str] = []
         written = 0
         changes: list[str] = []
-        mappings = {n: b for n, b in ovs.mappings.items() if not n.startswith(LOCALNET)}
+        #: the mappings of ovn-frr's localnet networks that stay
+        mappings: dict[str, str] = {}
         for sw in intent.switches:
             # one VNI's failure is its own: the others and the clean-up below go on
             try:
-                done, view = self._vni(sw, links, owned.get(sw.vni, []), ovs, changes)
+                result = self._vni(sw, links, owned.get(sw.vni, []), ovs, changes)
             except (OSError, OvnError) as exc:
-                problems.append(f"VNI {sw.vni} (switch {sw.switch}): {exc}")
                 log.error("evpn_vni_failed vni=%d error=%s", sw.vni, exc)
-                done, view = [], None
-            if view is None:
-                problems += done
-                # a VNI that fails keeps its mapping: its data path is not taken down for
-                # an error (only when the VNI is no longer wanted)
-                if sw.network in ovs.mappings:
-                    mappings[sw.network] = ovs.mappings[sw.network]
+                result = [f"VNI {sw.vni} (switch {sw.switch}): {exc}"]
+            if isinstance(result, VniView):
+                written += result.written
+                mappings[sw.network] = sw.devices.ovs_bridge
+                views.append(result)
                 continue
-            written += int(done[0]) if done else 0
-            mappings[sw.network] = sw.devices.ovs_bridge
-            views.append(view)
+            problems += result
+            # a VNI that fails keeps its mapping: its data path is not taken down for an
+            # error (only when the VNI is no longer wanted)
+            if sw.network in ovs.mappings:
+                mappings[sw.network] = ovs.mappings[sw.network]
         wanted = {sw.vni for sw in intent.switches}
         for vni, devs in owned.items():
             if vni not in wanted:
@@ -228,9 +190,8 @@ class EvpnReconciler:
                 self.ovs.remove_bridge(bridge)
                 self._flows_sent.pop(bridge, None)
                 changes.append(f"removed ovs bridge {bridge}")
-        now = {n: b for n, b in self.ovs.mappings().items()}  # read again: just before writing
-        merged = {n: b for n, b in now.items() if not n.startswith(LOCALNET)}
-        merged.update({n: b for n, b in mappings.items() if n.startswith(LOCALNET)})
+        now = self.ovs.mappings()  # read again: just before writing
+        merged = {n: b for n, b in now.items() if not n.startswith(LOCALNET)} | mappings
         if merged != now:
             self.ovs.set_mappings(merged)
         for stale in intent.stale:
@@ -244,8 +205,8 @@ class EvpnReconciler:
         mine: list[Link],
         ovs: OvsState,
         changes: list[str],
-    ) -> tuple[list[str], VniView | None]:
-        """One VNI: (problems, None) when it cannot be served, else ([entries written], view)."""
+    ) -> VniView | list[str]:
+        """One VNI served (its view), or why it cannot be (problem lines)."""
         s = self.settings
         d = sw.devices
         spec = VniSpec(sw.vni, d, s.local_ip, s.port, s.mtu)
@@ -259,7 +220,7 @@ class EvpnReconciler:
             clash.append(f"VNI {sw.vni}: no integration bridge {self.ovs.br_int} in the local "
                          "OVS yet")  # fmt: skip
         if clash:
-            return clash, None
+            return clash
         # devices of this VNI under names it no longer has (a renamed bridge, say)
         stray = [x for x in mine if x.name not in (*d.kernel(), d.ovs_port)]
         if stray:
@@ -292,7 +253,7 @@ class EvpnReconciler:
                      len(change.add_macs), len(change.del_macs), len(change.add_ips),
                      len(change.del_ips))  # fmt: skip
         wired, flows, why = self._flows(sw, ovs, seen)
-        return [str(n)], VniView(sw, seen, wired, flows, tuple(problems) + why)
+        return VniView(sw, seen, wired, flows, tuple(problems) + why, n)
 
     def _flows(
         self, sw: EvpnSwitch, ovs: OvsState, seen: KernelVni
@@ -374,7 +335,13 @@ class EvpnReconciler:
 
     def problems(self, now: float) -> list[str]:
         out = list(self.intent.problems) + list(self.last.problems)
-        if not self.settings.enabled and self.intent.switches:
+        if self.settings.ovn_native and self.intent.switches:
+            out += [
+                f"switch {sw.switch}: dynamic-routing-vni={sw.vni} is served by this chassis' "
+                "OVN (25.09+) itself; ovn-frr builds nothing for it"
+                for sw in self.intent.switches
+            ]
+        elif not self.settings.enabled and self.intent.switches:
             out += [
                 f"switch {sw.switch}: dynamic-routing-vni={sw.vni} but no BGP neighbor "
                 "carries l2vpn-evpn (EVPN is off on this node)"
@@ -475,8 +442,7 @@ class EvpnReconciler:
                         "written": written,
                     }
                 )
-            if (remote := v.kernel.remote_macs.get(mac)) is not None:
-                vtep = remote
+            if (vtep := v.kernel.remote_macs.get(mac)) is not None:
                 ips = sorted(str(i) for i, m in v.kernel.remote_ips.items() if m == mac)
                 story.append(
                     f"VNI {v.sw.vni}: {mac} is remote, behind VTEP {vtep} (type-2"

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import json
 import logging
-import subprocess
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from ovn_frr.command import Runner, run_command
 
 log = logging.getLogger(__name__)
 
@@ -23,8 +24,6 @@ MARK = "ovn-frr-evpn"
 MAPPINGS = "ovn-bridge-mappings"
 #: the responder's second table and its set_field actions need OpenFlow 1.3 (or NXM)
 OPENFLOW = "OpenFlow13"
-#: runs argv (with stdin text) and returns stdout; raises OvsError
-Runner = Callable[[Sequence[str], str | None], str]
 
 
 class OvsError(OSError):
@@ -32,16 +31,7 @@ class OvsError(OSError):
 
 
 def run(argv: Sequence[str], stdin: str | None = None) -> str:
-    try:
-        done = subprocess.run(
-            list(argv), input=stdin, capture_output=True, text=True, timeout=60, check=False
-        )
-    except (OSError, subprocess.SubprocessError) as exc:
-        raise OvsError(f"{argv[0]}: {exc}") from None
-    if done.returncode != 0:
-        err = " ".join(done.stderr.split())[:300]
-        raise OvsError(f"{' '.join(argv[:4])}: {err or f'exit {done.returncode}'}")
-    return done.stdout
+    return run_command(argv, stdin, OvsError, timeout=60)
 
 
 def parse_mappings(text: str) -> dict[str, str]:
