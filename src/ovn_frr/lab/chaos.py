@@ -141,11 +141,15 @@ class Chaos:
         assert self.lab.ovn is not None
         counter = BulkWriter(self.lab.ovn.nb, NODE)
         try:
+            first = len(single) // 10
             self.lab.announcer("tor2").announce(ecmp)
-            self.lab.announcer("tor1").announce(single + ecmp)
-            # the first write landed: the rest is in zebra, on FPM or in flight
+            self.lab.announcer("tor1").announce(single[:first] + ecmp)
+            # the first write landed; the rest is announced and the agent killed at once: it
+            # is then in zebra, on FPM or in flight (killing after the first write of one
+            # announcement found it all written when that write held everything)
             wait_for(lambda: counter.count_owned() > 0, timeout=timeout, interval=0.005,
                      what="the first rows in NB")  # fmt: skip
+            self.lab.announcer("tor1").announce(single[first:])
             self.agent.kill()
         finally:
             counter.close()
