@@ -15,7 +15,8 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 PACKAGES=(frr frr-pythontools ovn-central ovn-host openvswitch-switch iproute2 procps
-          iputils-ping python3 python3-openvswitch python3-venv ca-certificates)
+          iputils-ping python3 python3-openvswitch python3-venv ca-certificates
+          user-mode-linux gcc libc6-dev)
 SUITE=trixie
 cache=${OVN_FRR_DEB13_CACHE:-/var/cache/ovn-frr}
 key=$(printf '%s\n' "$SUITE" "${PACKAGES[@]}" | sha256sum | cut -c1-12)

@@ -12,8 +12,10 @@ cd "$here"
 # ovs lacks unless built against OVS headers (Debian ships none). Measured on 110k static
 # routes: select 12.8 s -> 4.1 s, a fresh IDL sync 54 s -> 29 s. The venv is therefore made
 # from Debian's python3 with system site-packages, so that it imports this ovs.
+# user-mode-linux, gcc, libc6-dev: the kernel tier (tests/kernel) boots a User-Mode Linux guest,
+# whose kernel has the vrf and dummy devices this machine's lacks (ovn_frr.lab.uml).
 APT_PACKAGES=(frr frr-pythontools ovn-central ovn-host openvswitch-switch iproute2 iputils-ping
-              python3-openvswitch python3-venv)
+              python3-openvswitch python3-venv user-mode-linux gcc libc6-dev)
 VENV=${OVN_FRR_VENV:-$here/.venv}
 
 log() { printf 'setup: %s\n' "$*"; }

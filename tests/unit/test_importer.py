@@ -344,3 +344,48 @@ def test_a_pass_that_decides_only_what_changed_equals_a_full_pass(
         assert plan_import(state, snap, ImportPolicy(), cache) == plan_import(
             state, snap, ImportPolicy()
         )
+
+
+def _tenant(vrf: str, uplink: str, tenant: str) -> tuple[LogicalRouter, LogicalSwitch]:
+    sw = LogicalSwitch(f"ls-{vrf}", f"net-{vrf}", (SwitchPort.of(f"vm-{vrf}", (ip(tenant),)),))
+    r = LogicalRouter.of(
+        f"GR_{vrf}",
+        {"dynamic-routing": "true", "dynamic-routing-vrf-name": vrf},
+        (
+            RouterPort.of(f"up-{vrf}", (iface(uplink),)),
+            RouterPort.of(f"down-{vrf}", (iface(f"{tenant}/24"),), switch=sw.uuid),
+        ),
+        pinned_here=True,
+    )
+    return r, sw
+
+
+def test_the_hijack_guard_is_per_vrf() -> None:
+    """red owns 10.0.0.0/24 and blue 10.1.0.0/24: each may learn the other's prefix from its
+    own VRF (separate tables, separate networks), never its own."""
+    red, red_sw = _tenant("red", "10.255.0.1/24", "10.0.0.1")
+    blue, blue_sw = _tenant("blue", "10.255.1.1/24", "10.1.0.1")
+    state = OvnState((red, blue), {red_sw.uuid: red_sw, blue_sw.uuid: blue_sw})
+    entries = {
+        10: [("10.0.0.0/24", TOR1), ("10.1.0.0/24", TOR1)],
+        20: [("10.0.0.0/24", TOR2), ("10.1.0.0/24", TOR2)],
+    }
+    snap = RibSnapshot({
+        t: {p: RibRoute(t, p, 186, "unicast", frozenset({Hop(gw, 2)})) for p, gw in routes}
+        for t, routes in entries.items()
+    })  # fmt: skip
+    p = plan_import(state, snap, ImportPolicy(vrf_tables={"red": 10, "blue": 20}))
+    assert p.routers == {"GR_red": 10, "GR_blue": 20}
+    assert {(r.router, r.prefix) for r in p.routes} == {
+        ("GR_red", "10.1.0.0/24"), ("GR_blue", "10.0.0.0/24")
+    }  # fmt: skip
+    assert {(r.router, r.prefix, r.reason) for r in p.rejected} == {
+        ("GR_red", "10.0.0.0/24", "hijack"), ("GR_blue", "10.1.0.0/24", "hijack")
+    }  # fmt: skip
+
+
+def test_a_router_in_a_vrf_the_kernel_lacks_is_reported() -> None:
+    red, red_sw = _tenant("red", "10.255.0.1/24", "10.0.0.1")
+    p = plan_import(OvnState((red,), {red_sw.uuid: red_sw}), RibSnapshot({}), ImportPolicy())
+    assert p.routers == {}
+    assert [(r.router, r.reason) for r in p.rejected] == [("GR_red", "vrf")]

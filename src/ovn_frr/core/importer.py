@@ -27,7 +27,13 @@ from ovn_frr.core.model import (
     RibRoute,
     RibSnapshot,
 )
-from ovn_frr.core.ovn import OPT_PORT_NAME, LogicalRouter, OvnState, RouterPort, owned_prefixes
+from ovn_frr.core.ovn import (
+    OPT_PORT_NAME,
+    LogicalRouter,
+    OvnState,
+    RouterPort,
+    owned_prefixes_by_vrf,
+)
 from ovn_frr.core.prefixes import PrefixIndex, prefix_key
 
 
@@ -53,6 +59,9 @@ def learning_routers(
             continue
         out[r.name] = (r, table)
     return out, problems
+
+
+_EMPTY = PrefixIndex({})
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,16 +149,21 @@ class DecisionCache:
         #: the OVN state last seen, what OVN owns in it and its index: a new state that owns
         #: the same prefixes keeps the very same mapping, so the memos stay valid
         self._state: OvnState | None = None
-        self._owned: Mapping[Network, str] = {}
-        self._index = PrefixIndex({})
+        #: VRF -> (what OVN owns in it, its index)
+        self._owned: dict[str, tuple[Mapping[Network, str], PrefixIndex]] = {}
 
-    def owned(self, state: OvnState) -> tuple[Mapping[Network, str], PrefixIndex]:
+    def owned(self, state: OvnState, vrf: str) -> tuple[Mapping[Network, str], PrefixIndex]:
+        """What OVN owns in the networks routed in ``vrf`` (the hijack guard is per VRF)."""
         if state is not self._state:
-            owned = owned_prefixes(state)
-            if owned != self._owned:
-                self._owned, self._index = owned, PrefixIndex(owned)
-            self._state = state
-        return self._owned, self._index
+            fresh = owned_prefixes_by_vrf(state)
+            kept = {}
+            for name, owned in fresh.items():
+                old = self._owned.get(name)
+                kept[name] = (
+                    old if old is not None and old[0] == owned else (owned, PrefixIndex(owned))
+                )
+            self._owned, self._state = kept, state
+        return self._owned.get(vrf) or ({}, _EMPTY)
 
     def router(
         self, router: LogicalRouter, owned: Mapping[Network, str], policy: ImportPolicy
@@ -191,10 +205,10 @@ def plan_import(
     has written already (max-prefix keeps those before it adds new ones)."""
     cache = cache or DecisionCache()
     routers, rejected = learning_routers(state, policy)
-    ovn_owned, owned = cache.owned(state)
     allowed = PrefixIndex(policy.allow_overlap)
     desired: set[DesiredRoute] = set()
     for name, (router, table) in sorted(routers.items()):
+        ovn_owned, owned = cache.owned(state, router.routing.vrf)
         memo = cache.router(router, ovn_owned, policy)
         hop_rows = _HopRowsMemo(_PortMatcher.of(router), policy, memo.hops)
         routes = rib.table(table)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from ovn_frr.core.model import Address, Interface, Network
@@ -415,7 +415,49 @@ def owned_prefixes(state: OvnState) -> dict[Network, str]:
     networks, NAT external IPs, load balancer VIPs and switch port addresses of every router
     and switch in the state (the share of OVN this chassis reads)."""
     owned: dict[Network, str] = {}
-    for r in state.routers:
+    _own(state.routers, state.switches.values(), owned)
+    return owned
+
+
+def owned_prefixes_by_vrf(state: OvnState) -> dict[str, dict[Network, str]]:
+    """VRF name ("" the default VRF) -> the prefixes OVN owns in the networks routed in it.
+
+    An OVN network is a set of routers and switches joined by router ports; it is routed in
+    the VRFs named by its routers with dynamic routing on (the default VRF when none is).
+    A tenant's 10.0.0.0/24 behind a router in VRF red then guards red's imports only: blue
+    may learn its own 10.0.0.0/24. Without VRFs every network is in the default VRF and
+    this is ``owned_prefixes``."""
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for i, r in enumerate(state.routers):
+        for port in r.ports:
+            if port.switch:
+                parent[find(f"r:{i}")] = find("s:" + port.switch)
+    routers: dict[str, list[LogicalRouter]] = {}
+    switches: dict[str, list[LogicalSwitch]] = {}
+    for i, r in enumerate(state.routers):
+        routers.setdefault(find(f"r:{i}"), []).append(r)
+    for uuid, sw in state.switches.items():
+        switches.setdefault(find("s:" + uuid), []).append(sw)
+    out: dict[str, dict[Network, str]] = {}
+    for net in routers.keys() | switches.keys():
+        rs = routers.get(net, [])
+        vrfs = {r.routing.vrf for r in rs if r.routing.enabled} or {""}
+        for vrf in sorted(vrfs):
+            _own(rs, switches.get(net, []), out.setdefault(vrf, {}))
+    return out
+
+
+def _own(
+    routers: Iterable[LogicalRouter], switches: Iterable[LogicalSwitch], owned: dict[Network, str]
+) -> None:
+    for r in routers:
         for port in r.ports:
             for n in port.networks:
                 owned.setdefault(n.network, f"port {port.name}")
@@ -423,13 +465,12 @@ def owned_prefixes(state: OvnState) -> dict[Network, str]:
             owned.setdefault(host_route(nat.external_ip), f"NAT {nat.external_ip} on {r.name}")
         for vip in r.vips:
             owned.setdefault(host_route(vip.address), f"LB {vip.lb} VIP {vip.address}")
-    for sw in state.switches.values():
+    for sw in switches:
         for vip in sw.vips:
             owned.setdefault(host_route(vip.address), f"LB {vip.lb} VIP {vip.address}")
         for lsp in sw.ports:
             for a in lsp.addresses:
                 owned.setdefault(host_route(a), f"LSP {lsp.name}")
-    return owned
 
 
 def host_route(addr: Address) -> Network:

@@ -21,8 +21,8 @@ def neighbors_config(
     bfd_ms: int | None = None,
     skip: tuple[str, ...] = (),
 ) -> str:
-    """Node config for BGP to every peer linked to ``node`` but ``skip`` (IPv4 sessions), with
-    BFD profile ``tor`` (``bfd_ms`` x 3) when given."""
+    """Node config for BGP to every peer linked to ``node`` but ``skip`` (IPv4 sessions; in
+    the link's VRF), with BFD profile ``tor`` (``bfd_ms`` x 3) when given."""
     asn = {p.name: p.asn for p in lab.spec.peers if p.name not in skip}
     out = []
     for la in lab.links(node):
@@ -30,6 +30,7 @@ def neighbors_config(
             continue
         out.append(f'[[bgp.neighbors]]\naddress = "{la.peer_v4}"\nremote_as = {asn[la.remote]}\n'
                    f"keepalive = {keepalive}\nhold = {hold}\n"
+                   + (f'vrf = "{la.vrf}"\n' if la.vrf else "")
                    + ('bfd_profile = "tor"\n' if bfd_ms else ""))  # fmt: skip
     if bfd_ms:
         out.append(f"[bfd.profiles.tor]\nreceive_interval_ms = {bfd_ms}\n"

@@ -187,9 +187,10 @@ class FrrInstance:
 
     # --- BGP state ---------------------------------------------------------------------------
 
-    def bgp_neighbors(self) -> dict[str, str]:
-        """neighbor address -> state, over all address families of the default VRF."""
-        data = self.show("show bgp neighbors json")
+    def bgp_neighbors(self, vrf: str = "") -> dict[str, str]:
+        """neighbor address -> state, over all address families of a VRF (default: the
+        default VRF)."""
+        data = self.show(f"show bgp vrf {vrf} neighbors json" if vrf else "show bgp neighbors json")
         return {addr: str(info.get("bgpState", "?")) for addr, info in data.items()}
 
     def bfd_protected(self, neighbors: Iterable[str]) -> bool:
@@ -207,11 +208,13 @@ class FrrInstance:
             for n in neighbors
         )
 
-    def wait_established(self, neighbors: Iterable[str], timeout: float = 30.0) -> None:
+    def wait_established(
+        self, neighbors: Iterable[str], timeout: float = 30.0, vrf: str = ""
+    ) -> None:
         want = sorted(str(n) for n in neighbors)
 
         def ready() -> bool:
-            states = self.bgp_neighbors()
+            states = self.bgp_neighbors(vrf)
             return all(states.get(n) == "Established" for n in want)
 
         wait_for(ready, timeout=timeout, what=f"{self.name}: BGP Established with {want}")
@@ -240,13 +243,14 @@ class Announcer:
 
     frr: FrrInstance
     asn: int
+    vrf: str = ""
 
     def _batch(self, prefixes: Sequence[str], negate: bool) -> str:
         by_afi: dict[str, list[str]] = {"ipv4": [], "ipv6": []}
         for p in prefixes:
             by_afi[_family(p)].append(str(ipaddress.ip_network(p, strict=True)))
         neg = "no " if negate else ""
-        lines = [f"router bgp {self.asn}"]
+        lines = [f"router bgp {self.asn}" + (f" vrf {self.vrf}" if self.vrf else "")]
         for afi, items in by_afi.items():
             if items:
                 lines.append(f" address-family {afi} unicast")

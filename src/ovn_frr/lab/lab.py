@@ -60,6 +60,8 @@ class Lab:
         self.ovn: OvnCentral | None = None
         self.frr: dict[str, FrrInstance] = {}
         self.chassis: dict[str, Chassis] = {}
+        #: (namespace, VRF) made so far
+        self._vrfs: set[tuple[str, str]] = set()
 
     # --- names -------------------------------------------------------------------------------
 
@@ -72,11 +74,11 @@ class Lab:
     def links(self, member: str) -> list[LinkAddrs]:
         return spec_link_addrs(self.spec, member)
 
-    def link(self, local: str, remote: str) -> LinkAddrs:
+    def link(self, local: str, remote: str, vrf: str = "") -> LinkAddrs:
         for la in self.links(local):
-            if la.remote == remote:
+            if la.remote == remote and la.vrf == vrf:
                 return la
-        raise KeyError(f"no link {local}-{remote}")
+        raise KeyError(f"no link {local}-{remote}" + (f" in VRF {vrf}" if vrf else ""))
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -132,12 +134,19 @@ class Lab:
         return self.ovn.sbctl("--bare", "--columns=name", "list", "Chassis").split()
 
     def _add_link(self, link: LinkSpec) -> None:
-        a = next(x for x in self.links(link.a) if x.remote == link.b)
-        b = next(x for x in self.links(link.b) if x.remote == link.a)
+        a = self.link(link.a, link.b, link.vrf)
+        b = self.link(link.b, link.a, link.vrf)
         run(["ip", "link", "add", a.ifname, "netns", self.netns(link.a), "type", "veth",
              "peer", "name", b.ifname, "netns", self.netns(link.b)])  # fmt: skip
         for end in (a, b):
             ns = self.netns(end.local)
+            if link.vrf:  # before the addresses: enslaving to a VRF drops IPv6 addresses
+                if (ns, link.vrf) not in self._vrfs:
+                    table = str(self.spec.vrf_table(link.vrf))
+                    run(["ip", "link", "add", link.vrf, "type", "vrf", "table", table], netns=ns)
+                    run(["ip", "link", "set", link.vrf, "up"], netns=ns)
+                    self._vrfs.add((ns, link.vrf))
+                run(["ip", "link", "set", end.ifname, "master", link.vrf], netns=ns)
             # no DAD (addresses usable at once), no SLAAC: FRR sends RAs on links with
             # extended-nexthop peers, and an autoconfigured address would become the source
             # of BGP sessions that the peer does not expect
@@ -193,13 +202,24 @@ class Lab:
             return
         interval, mult = self.spec.bfd
         v6only = self.spec.ipv4_over_ipv6
-        lines = ["bfd", " profile lab", f"  transmit-interval {interval}",
-                 f"  receive-interval {interval}", f"  detect-multiplier {mult}", " exit", "exit",
-                 f"router bgp {self._asn(member)}"]  # fmt: skip
-        for la in self.links(member):
-            for addr in (la.peer_v6,) if v6only else (la.peer_v4, la.peer_v6):
-                lines.append(f" neighbor {addr} bfd profile lab")
-        lines.append("exit")
+        lines = [
+            "bfd",
+            " profile lab",
+            f"  transmit-interval {interval}",
+            f"  receive-interval {interval}",
+            f"  detect-multiplier {mult}",
+            " exit",
+            "exit",
+        ]
+        for vrf in ("", *self.spec.vrfs()):
+            links = [la for la in self.links(member) if la.vrf == vrf]
+            if not links:
+                continue
+            lines.append(f"router bgp {self._asn(member)}" + (f" vrf {vrf}" if vrf else ""))
+            for la in links:
+                for addr in (la.peer_v6,) if v6only else (la.peer_v4, la.peer_v6):
+                    lines.append(f" neighbor {addr} bfd profile lab")
+            lines.append("exit")
         self.frr[member].apply("\n".join(lines) + "\n")
 
     def _asn(self, member: str) -> int:
@@ -210,10 +230,19 @@ class Lab:
 
     def _bgp_config(self, member: str, asn: int) -> list[str]:
         """eBGP to every linked member: one IPv4 session (ipv4 unicast) and one IPv6 session
-        (ipv6 unicast) per link, fast timers, no policy requirement."""
+        (ipv6 unicast) per link, fast timers, no policy requirement; the links in a VRF in
+        ``router bgp ASN vrf NAME``, one per VRF."""
+        lines: list[str] = []
+        for vrf in ("", *self.spec.vrfs()):
+            links = [la for la in self.links(member) if la.vrf == vrf]
+            if links or not vrf:
+                lines += self._bgp_block(member, asn, vrf, links)
+        return lines
+
+    def _bgp_block(self, member: str, asn: int, vrf: str, links: list[LinkAddrs]) -> list[str]:
         keepalive, hold = self.spec.bgp_timers
         lines = [
-            f"router bgp {asn}",
+            f"router bgp {asn}" + (f" vrf {vrf}" if vrf else ""),
             f" bgp router-id {self.spec.router_id(member)}",
             " no bgp ebgp-requires-policy",
             " no bgp network import-check",
@@ -222,7 +251,6 @@ class Lab:
             " coalesce-time 100",
             f" timers bgp {keepalive} {hold}",
         ]
-        links = self.links(member)
         v6only = self.spec.ipv4_over_ipv6
         for la in links:
             for addr in (la.peer_v6,) if v6only else (la.peer_v4, la.peer_v6):
@@ -248,11 +276,11 @@ class Lab:
 
     # --- helpers for tests, benchmarks and the demo -----------------------------------------
 
-    def announcer(self, member: str) -> Announcer:
+    def announcer(self, member: str, vrf: str = "") -> Announcer:
         members: list[NodeSpec | PeerSpec] = [*self.spec.nodes, *self.spec.peers]
         for m in members:
             if m.name == member:
-                return Announcer(self.frr[member], m.asn)
+                return Announcer(self.frr[member], m.asn, vrf)
         raise KeyError(member)
 
     def wait_bgp_up(self, timeout: float = 30.0) -> None:
@@ -266,19 +294,19 @@ class Lab:
                     if self.spec.ipv4_over_ipv6
                     else [str(la.peer_v4), str(la.peer_v6)]
                 )
-                self.frr[node.name].wait_established(peers, timeout)
+                self.frr[node.name].wait_established(peers, timeout, la.vrf)
 
-    def cut(self, local: str, remote: str) -> None:
+    def cut(self, local: str, remote: str, vrf: str = "") -> None:
         """Blackhole the link both ways without carrier loss (permanent bogus neighbors)."""
         for a, b in ((local, remote), (remote, local)):
-            la = self.link(a, b)
+            la = self.link(a, b, vrf)
             for addr in (la.peer_v4, la.peer_v6):
                 run(["ip", "neigh", "replace", str(addr), "lladdr", BLACKHOLE_MAC,
                      "dev", la.ifname, "nud", "permanent"], netns=self.netns(a))  # fmt: skip
 
-    def restore(self, local: str, remote: str) -> None:
+    def restore(self, local: str, remote: str, vrf: str = "") -> None:
         for a, b in ((local, remote), (remote, local)):
-            la = self.link(a, b)
+            la = self.link(a, b, vrf)
             for addr in (la.peer_v4, la.peer_v6):
                 run(["ip", "neigh", "del", str(addr), "dev", la.ifname],
                     netns=self.netns(a), check=False)  # fmt: skip

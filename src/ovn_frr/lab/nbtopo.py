@@ -194,3 +194,51 @@ def openstack_router(
         args += ["--", *cmd]
     lab.ovn.nbctl(*args[1:])
     return OpenStackRouter(router, gw, tenant_subnet, vms, fips, "172.24.4.10", vip, lb_fip)
+
+
+@dataclass(frozen=True, slots=True)
+class VrfTenant:
+    vrf: str
+    router: str
+    uplink: str  # the router's port on the VRF's link
+    subnet: str  # the tenant network behind the router (the same in every VRF)
+    vm: tuple[str, str]  # (LSP name, IPv4)
+
+
+def vrf_lite_node(lab: Lab, node: str = "node1", subnet: str = "10.0.0.0/24") -> list[VrfTenant]:
+    """VRF-Lite, one OVN network per VRF link of ``node``: a gateway router ``GR_<vrf>`` pinned
+    to the node with ``dynamic-routing-vrf-name=<vrf>``, its uplink on the link's addresses and
+    a tenant switch behind it. Every tenant uses the same ``subnet`` (they never meet)."""
+    assert lab.ovn is not None
+    net, plen = subnet.split("/")
+    base = net.rsplit(".", 1)[0]
+    args: list[str] = []
+    out = []
+    for la in lab.links(node):
+        if not la.vrf:
+            continue
+        vrf, gr = la.vrf, f"GR_{la.vrf}"
+        uplink, down, switch, vm = f"rtoe-{gr}", f"rtos-{gr}", f"net-{vrf}", f"vm-{vrf}"
+        n = la.index
+        cmds = [
+            ["lr-add", gr],
+            ["set", "Logical_Router", gr, f"options:chassis={node}",
+             "options:dynamic-routing=true", f"options:dynamic-routing-vrf-name={vrf}",
+             "options:dynamic-routing-redistribute=connected"],
+            ["lrp-add", gr, uplink, f"02:00:0a:ff:{n:02x}:01", str(la.v4)],
+            ["set", "Logical_Router_Port", uplink,
+             f"options:dynamic-routing-port-name={la.ifname}"],
+            ["lrp-add", gr, down, f"02:00:0a:00:{n:02x}:01", f"{base}.1/{plen}"],
+            ["ls-add", switch],
+            ["lsp-add", switch, f"stor-{gr}"],
+            ["lsp-set-type", f"stor-{gr}", "router"],
+            ["lsp-set-addresses", f"stor-{gr}", "router"],
+            ["lsp-set-options", f"stor-{gr}", f"router-port={down}"],
+            ["lsp-add", switch, vm],
+            ["lsp-set-addresses", vm, f"02:00:0a:00:{n:02x}:05 {base}.5"],
+        ]  # fmt: skip
+        for cmd in cmds:
+            args += ["--", *cmd]
+        out.append(VrfTenant(vrf, gr, uplink, subnet, (vm, f"{base}.5")))
+    lab.ovn.nbctl(*args[1:])
+    return out

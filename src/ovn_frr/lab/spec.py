@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 NAME_RE = re.compile(r"^[a-z][a-z0-9]{0,11}$")
 LAB_NAME_RE = re.compile(r"^[a-z][a-z0-9]{0,9}$")
+VRF_RE = re.compile(r"^[a-z][a-z0-9]{0,5}$")
 
 
 class SpecError(ValueError):
@@ -54,6 +55,10 @@ class PeerSpec:
 class LinkSpec:
     a: str
     b: str
+    #: VRF-Lite: both ends in the VRF device of this name (made by the lab in each namespace,
+    #: table ``LabSpec.vrf_table``); lab-rendered BGP runs the session in ``router bgp ASN vrf
+    #: NAME``. Two members may share one link per VRF (interfaces ``to-<other>-<vrf>``).
+    vrf: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,9 +99,16 @@ class LabSpec:
             for end in (link.a, link.b):
                 if end not in names:
                     raise SpecError(f"link {link.a}-{link.b}: no node or peer {end!r}")
-            if link.a == link.b or frozenset((link.a, link.b)) in pairs:
+            if link.vrf and not VRF_RE.match(link.vrf):
+                raise SpecError(f"link {link.a}-{link.b}: VRF {link.vrf!r} is not [a-z][a-z0-9]*"
+                                ", at most 6 characters")  # fmt: skip
+            if link.vrf and len(f"to-{max(link.a, link.b, key=len)}-{link.vrf}") > 15:
+                raise SpecError(f"link {link.a}-{link.b}: interface to-<name>-{link.vrf} would "
+                                "be over 15 characters")  # fmt: skip
+            key = (frozenset((link.a, link.b)), link.vrf)
+            if link.a == link.b or key in pairs:
                 raise SpecError(f"link {link.a}-{link.b}: duplicate or loop")
-            pairs.add(frozenset((link.a, link.b)))
+            pairs.add(key)
         if len(self.links) > 250:
             raise SpecError("at most 250 links")
 
@@ -111,6 +123,14 @@ class LabSpec:
             if p.name == name:
                 return p
         raise KeyError(name)
+
+    def vrfs(self) -> tuple[str, ...]:
+        return tuple(sorted({link.vrf for link in self.links if link.vrf}))
+
+    def vrf_table(self, vrf: str) -> int:
+        """The kernel table of a lab VRF: 1001, 1002, ... in name order (the agent finds it
+        from the kernel; nothing in ovn-frr knows these numbers)."""
+        return 1001 + self.vrfs().index(vrf)
 
     def router_id(self, name: str) -> ipaddress.IPv4Address:
         """192.0.2.(1..) for nodes, 192.0.2.(101..) for peers; also on the loopback."""
@@ -135,6 +155,7 @@ class LinkAddrs:
     v6: ipaddress.IPv6Interface
     peer_v4: ipaddress.IPv4Address
     peer_v6: ipaddress.IPv6Address
+    vrf: str = ""
 
 
 def link_addrs(spec: LabSpec, local: str) -> list[LinkAddrs]:
@@ -152,11 +173,12 @@ def link_addrs(spec: LabSpec, local: str) -> list[LinkAddrs]:
                 index=i,
                 local=local,
                 remote=other,
-                ifname=f"to-{other}",
+                ifname=f"to-{other}-{link.vrf}" if link.vrf else f"to-{other}",
                 v4=v4,
                 v6=v6,
                 peer_v4=ipaddress.IPv4Address(f"10.255.{i}.{3 - side}"),
                 peer_v6=ipaddress.IPv6Address(f"fd00:255:{i}::{3 - side}"),
+                vrf=link.vrf,
             )
         )
     return out

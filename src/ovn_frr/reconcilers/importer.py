@@ -75,6 +75,7 @@ class ImportReconciler:
         resync_s: float,
         clock: Callable[[], float] = time.monotonic,
         ifnames: Callable[[], Mapping[int, str]] = dict,
+        vrf_tables: Callable[[], Mapping[str, int]] = dict,
     ) -> None:
         self.rib = rib
         self.fpm = fpm
@@ -84,6 +85,9 @@ class ImportReconciler:
         self.resync_s = resync_s
         self.clock = clock
         self.ifnames = ifnames
+        #: the kernel's VRF devices -> table, read when a learning router names a VRF
+        self.vrf_tables = vrf_tables
+        self._vrf_error = ""
         #: a failed write wakes the pipeline to read the rows back
         self._retry = Signal("import-retry")
         self.watches: tuple[Signal, ...] = (fpm_changed, ovn, self._retry)
@@ -119,7 +123,8 @@ class ImportReconciler:
         await self._plan_window()
         t0 = self.clock()
         rib = self.rib.snapshot()
-        policy = replace(self.policy, ifnames=dict(self.ifnames()))
+        policy = replace(self.policy, ifnames=dict(self.ifnames()),
+                         vrf_tables=self._vrfs(state))  # fmt: skip
         owned = await self._resync_owned()
         routers = {r.name: r.uuid for r in state.routers}
         for name in list(owned.routers()):
@@ -142,6 +147,21 @@ class ImportReconciler:
         self._record(plan)
         due = [t for t in (next_due, self._resync_at) if t is not None]
         return min(due)
+
+    def _vrfs(self, state: OvnState) -> Mapping[str, int]:
+        """The node config's VRF tables, and the kernel's where a learning router names one."""
+        tables = dict(self.policy.vrf_tables)
+        if not any(r.routing.vrf and r.routing.learns for r in state.routers):
+            return tables
+        try:
+            kernel = self.vrf_tables()
+        except OSError as exc:  # each router in a VRF is then reported as not resolvable
+            if str(exc) != self._vrf_error:
+                log.warning("vrf_read_failed error=%s", exc)
+            self._vrf_error = str(exc)
+            return tables
+        self._vrf_error = ""
+        return {**kernel, **tables}
 
     def _plan(
         self, state: OvnState, rib: Any, policy: ImportPolicy, owned: OwnedRows
