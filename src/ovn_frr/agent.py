@@ -31,6 +31,7 @@ from ovn_frr.fpm.rib import Rib
 from ovn_frr.fpm.server import FpmServer
 from ovn_frr.frr.vtysh import Vtysh, VtyshError
 from ovn_frr.kernel.evpn import KernelEvpn
+from ovn_frr.kernel.vrf import vrf_tables
 from ovn_frr.ovn.bulk import BulkWriter
 from ovn_frr.ovn.db import OvnError, OvsdbConnection
 from ovn_frr.ovn.localnet import LocalnetWriter
@@ -104,7 +105,7 @@ class Agent:
             ImportReconciler(self.rib, self.fpm.counters, fpm_changed, state,
                              BulkWriter(nb.remote, chassis),
                              import_policy(cfg, self.versions.ovn_mixed_family_routes),
-                             imp.resync_s, clock, ifnames),
+                             imp.resync_s, clock, ifnames, vrf_tables),
             AdvertiseReconciler(state, networks),
             FrrReconciler(frr_settings(cfg), vtysh, networks, cfg.agent.frr_check_ms / 1000,
                           clock, observe_apply=self.metrics.apply_seconds.observe,

@@ -88,6 +88,7 @@ class ImportReconciler:
         #: the kernel's VRF devices -> table, read when a learning router names a VRF
         self.vrf_tables = vrf_tables
         self._vrf_error = ""
+        self._kernel_vrfs: dict[str, int] = {}
         #: a failed write wakes the pipeline to read the rows back
         self._retry = Signal("import-retry")
         self.watches: tuple[Signal, ...] = (fpm_changed, ovn, self._retry)
@@ -161,6 +162,9 @@ class ImportReconciler:
             self._vrf_error = str(exc)
             return tables
         self._vrf_error = ""
+        if kernel != self._kernel_vrfs:
+            log.info("vrf_tables %s", " ".join(f"{k}={v}" for k, v in sorted(kernel.items())))
+            self._kernel_vrfs = dict(kernel)
         return {**kernel, **tables}
 
     def _plan(

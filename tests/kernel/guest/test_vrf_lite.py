@@ -12,6 +12,7 @@ import pytest
 from ovn_frr.lab import Lab, LabSpec, LinkSpec, NodeSpec, PeerSpec, wait_for
 from ovn_frr.lab.agent import AgentProcess, neighbors_config
 from ovn_frr.lab.nbtopo import VrfTenant, vrf_lite_node
+from ovn_frr.lab.proc import LabTimeout, run
 from tests.e2e.conftest import FAST_SYNC
 
 SPEC = LabSpec(
@@ -51,11 +52,21 @@ def test_each_vrf_imports_its_own_routes(
     blue_hop = str(lab.link("node1", "tor1", "blue").peer_v4)
     lab.announcer("tor1", "red").announce(["198.51.100.0/24", "203.0.113.0/24"])
     lab.announcer("tor1", "blue").announce(["198.51.100.0/24"])
-    wait_for(lambda: owned(lab, "GR_red") == {"198.51.100.0/24": {red_hop},
-                                             "203.0.113.0/24": {red_hop}},
-             timeout=120, what="red's routes on GR_red only")  # fmt: skip
-    wait_for(lambda: owned(lab, "GR_blue") == {"198.51.100.0/24": {blue_hop}},
-             timeout=120, what="blue's route on GR_blue only")  # fmt: skip
+    try:
+        wait_for(lambda: owned(lab, "GR_red") == {"198.51.100.0/24": {red_hop},
+                                                 "203.0.113.0/24": {red_hop}},
+                 timeout=120, what="red's routes on GR_red only")  # fmt: skip
+        wait_for(lambda: owned(lab, "GR_blue") == {"198.51.100.0/24": {blue_hop}},
+                 timeout=120, what="blue's route on GR_blue only")  # fmt: skip
+    except LabTimeout as exc:
+        status = agent.status()
+        raise AssertionError(
+            f"{exc}\nred: {owned(lab, 'GR_red')}\nblue: {owned(lab, 'GR_blue')}\n"
+            f"imported: {status['imported']}\nrejected: {status['rejected']}\n"
+            f"zebra red: {lab.frr['node1'].show('show ip route vrf red json')}\n"
+            f"kernel: {run(['ip', '-d', 'link', 'show', 'type', 'vrf'], netns=lab.netns('node1'))}"
+            f"\nagent: {agent.output()[-4000:]}"
+        ) from None
     routers = agent.status()["imported"]["routers"]
     assert {x["router"]: x["table"] for x in routers} == {
         "GR_red": SPEC.vrf_table("red"), "GR_blue": SPEC.vrf_table("blue")

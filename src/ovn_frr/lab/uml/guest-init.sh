@@ -15,11 +15,18 @@ for d in /run /tmp /var/tmp /var/log /var/lib/openvswitch /etc/openvswitch /var/
          /etc/ovn /var/lib/frr; do
     [ -d "$d" ] && mount -t tmpfs tmpfs "$d"
 done
+# a host folder through hostfs: "-o hostfs=PATH" from 6.x's mount API on (6.12), "-o PATH"
+# before (6.1)
+hostfs() {  # hostfs PATH [ro]
+    mkdir -p "$1"
+    mount -t hostfs -o "${2:+$2,}hostfs=$1" hostfs "$1" 2>/dev/null ||
+        mount -t hostfs -o "${2:+$2,}$1" hostfs "$1"
+}
 # the host folders the scenario needs (UML_DIR itself read-only, its out/ read-write)
 for d in "$UML_DIR" $(echo "$UML_RO" | tr ':' ' '); do
-    mkdir -p "$d" && mount -t hostfs -o "ro,$d" hostfs "$d"
+    hostfs "$d" ro
 done
-mount -t hostfs -o "$UML_DIR/out" hostfs "$UML_DIR/out"
+hostfs "$UML_DIR/out"
 OUT=$UML_DIR/out
 exec >"$OUT/console.txt" 2>&1
 echo "guest: kernel $(uname -r), up $(cut -d' ' -f1 /proc/uptime) s"
