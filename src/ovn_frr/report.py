@@ -12,7 +12,7 @@ prefix, in pipeline order (OVN object -> FRR `network` -> peers; peers -> zebra/
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,7 +45,36 @@ def status_doc(info: AgentInfo, runners: Sequence[Runner], now: float) -> dict[s
     }  # fmt: skip
     for r in runners:
         doc.update(r.reconciler.status(now))
+    doc["vrfs"] = vrf_summary(doc)
     return doc
+
+
+def vrf_summary(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Per VRF: BGP sessions (up / all neighbors), the kernel tables the import reads, route
+    rows imported, prefixes announced, and the L3VNI (EVPN type-5; none yet)."""
+    vrfs: dict[str, dict[str, Any]] = {}
+
+    def of(name: str) -> dict[str, Any]:
+        return vrfs.setdefault(name, {"vrf": name, "sessions": 0, "sessions_up": 0,
+                                      "tables": [], "routers": [], "imported": 0,
+                                      "advertised": 0, "l3vni": None})  # fmt: skip
+
+    neighbors: dict[tuple[str, str], bool] = {}
+    for x in doc.get("bgp", []):
+        key = (x["vrf"], x["neighbor"])
+        neighbors[key] = neighbors.get(key, False) or x["state"] == "Established"
+    for (vrf, _n), up in neighbors.items():
+        of(vrf)["sessions"] += 1
+        of(vrf)["sessions_up"] += up
+    for x in doc.get("imported", {}).get("routers", []):
+        v = of(x.get("vrf") or "default")
+        v["routers"].append(x["router"])
+        v["imported"] += x["rows"]
+        if x["table"] is not None and x["table"] not in v["tables"]:
+            v["tables"].append(x["table"])
+    for vrf, n in doc.get("advertised_by_vrf", {}).items():
+        of(vrf)["advertised"] += n
+    return [vrfs[k] for k in sorted(vrfs, key=lambda k: (k != "default", k))]
 
 
 def samples(runners: Sequence[Runner]) -> Iterable[Sample]:

@@ -72,6 +72,9 @@ def status_view(doc: dict[str, Any]) -> RenderableType:
         imp.add_row(x["router"], str(x["table"] if x["table"] is not None else "-"),
                     str(x["rows"]))  # fmt: skip
     parts: list[RenderableType] = [head, conn, pipes, bgp, adv, imp]
+    vrfs = doc.get("vrfs", [])
+    if any(v["vrf"] != "default" for v in vrfs):
+        parts.append(_vrf_table(vrfs))
     evpn = doc.get("evpn", {})
     if evpn.get("vnis"):
         ev = _table(f"EVPN (VTEP {evpn['vtep']})", "VNI", "switch", "data path", "local MACs",
@@ -101,6 +104,18 @@ def status_view(doc: dict[str, Any]) -> RenderableType:
         parts.append(Text("Ignored intent:\n  " + "\n  ".join(doc["intent_problems"]),
                           style="yellow"))  # fmt: skip
     return Group(*parts)
+
+
+def _vrf_table(vrfs: list[dict[str, Any]]) -> Table:
+    vt = _table("VRFs", "VRF", "sessions up", "tables", "routers", "imported", "advertised",
+                "L3VNI")  # fmt: skip
+    for v in vrfs:
+        vt.add_row(v["vrf"], _ok(v["sessions_up"] == v["sessions"],
+                                 f"{v['sessions_up']}/{v['sessions']}"),
+                   ",".join(map(str, v["tables"])) or "-", ", ".join(v["routers"]) or "-",
+                   str(v["imported"]), str(v["advertised"]),
+                   str(v["l3vni"]) if v["l3vni"] is not None else "-")  # fmt: skip
+    return vt
 
 
 def _ok(good: bool, text: str | None = None) -> Text:

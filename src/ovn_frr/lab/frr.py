@@ -193,14 +193,14 @@ class FrrInstance:
         data = self.show(f"show bgp vrf {vrf} neighbors json" if vrf else "show bgp neighbors json")
         return {addr: str(info.get("bgpState", "?")) for addr, info in data.items()}
 
-    def bfd_protected(self, neighbors: Iterable[str]) -> bool:
+    def bfd_protected(self, neighbors: Iterable[str], vrf: str = "") -> bool:
         """Each BGP session Established for 2 s or more, with BFD up as bgpd (not only bfdd)
         sees it. BFD comes up before BGP and flaps once when the session establishes (bgpd
         registers it again with the session's source address); until it is up again only the
         hold timer would notice a dead peer (bgpd acts on BFD Up -> Down only). FRR >= 10 also
         ignores a BFD Down in the same second as the establishment (``bgp_bfd.c``: the Down
         must be later, in whole seconds, than the session's uptime stamp)."""
-        data = self.show("show bgp neighbors json")
+        data = self.show(f"show bgp vrf {vrf} neighbors json" if vrf else "show bgp neighbors json")
         return all(
             data.get(n, {}).get("bgpState") == "Established"
             and int(data.get(n, {}).get("bgpTimerUpMsec", 0)) >= 2000

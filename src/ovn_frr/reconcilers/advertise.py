@@ -8,6 +8,7 @@ restarted while NB is down withdraws nothing).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -50,7 +51,11 @@ class AdvertiseReconciler:
             "advertised": [{"vrf": x.vrf or "default", "prefix": str(x.prefix),
                             "source": x.source} for x in ordered[:LIST_LIMIT]],
             "advertised_total": len(self.items),
+            "advertised_by_vrf": self._by_vrf(),
         }  # fmt: skip
+
+    def _by_vrf(self) -> dict[str, int]:
+        return dict(sorted(Counter(x.vrf or "default" for x in self.items).items()))
 
     def problems(self, now: float) -> list[str]:
         return []
@@ -58,6 +63,10 @@ class AdvertiseReconciler:
     def samples(self) -> Iterable[Sample]:
         yield Sample("ovnfrr_routes_advertised", "gauge", "Prefixes announced from OVN intent",
                      len(self.items))  # fmt: skip
+        for vrf, n in self._by_vrf().items():
+            yield Sample("ovnfrr_vrf_routes_advertised", "gauge",
+                         "Prefixes announced from OVN intent, by VRF", n,
+                         (("vrf", vrf),))  # fmt: skip
 
     async def trace(self, prefix: Network) -> TracePart:
         ours = sorted((x for x in self.items if x.prefix == prefix), key=announcement_order)

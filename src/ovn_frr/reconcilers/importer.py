@@ -109,6 +109,8 @@ class ImportReconciler:
         self.deleted = 0
         self.rejected: tuple[Rejection, ...] = ()
         self.tables: dict[str, int] = {}
+        #: router -> the VRF it learns from ("default" for the default VRF)
+        self.vrfs: dict[str, str] = {}
         self._reported: dict[tuple[str, str], frozenset[str]] = {}
 
     # --- the step ------------------------------------------------------------------------------
@@ -146,6 +148,8 @@ class ImportReconciler:
         if diff and not await self._dispatch(diff, owned, routers, (t1 - t0, t2 - t1)):
             return self.clock()  # the write before it failed: read the rows back first
         self._record(plan)
+        self.vrfs = {r.name: r.routing.vrf or "default" for r in state.routers
+                     if r.name in plan.routers}  # fmt: skip
         due = [t for t in (next_due, self._resync_at) if t is not None]
         return min(due)
 
@@ -312,7 +316,8 @@ class ImportReconciler:
                     "zebra_sweep": c.zebra.sweep_option if c.zebra else None,
                     "rib_routes": len(self.rib), "synced": self.rib.synced},
             "imported": {"total": owned, "added": self.added, "deleted": self.deleted,
-                         "routers": [{"router": r, "table": self.tables.get(r),
+                         "routers": [{"router": r, "vrf": self.vrfs.get(r),
+                                      "table": self.tables.get(r),
                                       "rows": per_router.get(r, 0)}
                                      for r in sorted(set(self.tables) | set(per_router))]},
             "rejected": [asdict(r) for r in self.rejected[:LIST_LIMIT]],
@@ -332,6 +337,13 @@ class ImportReconciler:
         c = self.fpm
         yield Sample("ovnfrr_routes_imported", "gauge", "Route rows ovn-frr owns in OVN NB",
                      len(self._owned) if self._owned else 0)  # fmt: skip
+        by_vrf: Counter[str] = Counter()
+        for router, rows in self.per_router().items():
+            by_vrf[self.vrfs.get(router, "?")] += rows
+        for vrf, n in sorted(by_vrf.items()):
+            yield Sample("ovnfrr_vrf_routes_imported", "gauge",
+                         "Route rows ovn-frr owns in OVN NB, by the VRF they were learned in",
+                         n, (("vrf", vrf),))  # fmt: skip
         for reason, n in sorted(Counter(r.reason for r in self.rejected).items()):
             yield Sample("ovnfrr_routes_rejected", "gauge", "Routes not imported, by reason",
                          n, (("reason", reason),))  # fmt: skip

@@ -5,6 +5,7 @@ each tenant's subnet is announced in its own VRF only."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -15,10 +16,12 @@ from ovn_frr.lab.nbtopo import VrfTenant, vrf_lite_node
 from ovn_frr.lab.proc import LabTimeout, run
 from tests.e2e.conftest import FAST_SYNC
 
+METRICS_PORT = 9479
 SPEC = LabSpec(
     nodes=(NodeSpec("node1", bgp=False, chassis=True),),
     peers=(PeerSpec("tor1", 65001),),
     links=(LinkSpec("node1", "tor1", vrf="red"), LinkSpec("node1", "tor1", vrf="blue")),
+    bfd=(100, 3),
 )
 
 
@@ -26,7 +29,10 @@ SPEC = LabSpec(
 def vrf_lab() -> Iterator[tuple[Lab, AgentProcess, dict[str, VrfTenant]]]:
     with Lab(SPEC) as lab:
         tenants = {t.vrf: t for t in vrf_lite_node(lab)}
-        agent = AgentProcess.start(lab, "node1", neighbors_config(lab, "node1") + FAST_SYNC)
+        config = neighbors_config(lab, "node1", bfd_ms=100) + FAST_SYNC
+        agent = AgentProcess.start(
+            lab, "node1", config, agent=f'metrics_listen = "127.0.0.1:{METRICS_PORT}"\n'
+        )
         try:
             for vrf in ("red", "blue"):
                 la = lab.link("tor1", "node1", vrf)
@@ -95,3 +101,65 @@ def learned(lab: Lab, vrf: str, hop: str) -> set[str]:
         p for p, paths in data.get("routes", {}).items()
         if any(h.get("ip") == hop for x in paths for h in x.get("nexthops", []))
     }  # fmt: skip
+
+
+def test_bfd_takes_down_one_vrf_only(
+    vrf_lab: tuple[Lab, AgentProcess, dict[str, VrfTenant]],
+) -> None:
+    """A dead red link: BFD (100 ms x 3) drops red's session, red's route leaves GR_red at
+    once (the hold timer is 9 s); blue's session, route and row stay."""
+    lab, _agent, _tenants = vrf_lab
+    p = "192.0.2.0/25"
+    red = str(lab.link("node1", "tor1", "red").peer_v4)
+    blue = str(lab.link("node1", "tor1", "blue").peer_v4)
+    for vrf in ("red", "blue"):
+        lab.announcer("tor1", vrf).announce([p])
+    wait_for(lambda: p in owned(lab, "GR_red") and p in owned(lab, "GR_blue"), timeout=120,
+             what=f"{p} on both routers")  # fmt: skip
+    for vrf, hop in (("red", red), ("blue", blue)):
+        wait_for(lambda v=vrf, h=hop: lab.frr["node1"].bfd_protected([h], v), timeout=120,  # type: ignore[misc]
+                 what=f"BFD up in {vrf}, as bgpd sees it")  # fmt: skip
+    lab.cut("node1", "tor1", "red")
+    try:
+        wait_for(lambda: p not in owned(lab, "GR_red"), timeout=60, what="red's row gone")
+        data = lab.frr["node1"].show(f"show bgp vrf red neighbors {red} json")[red]
+        assert "BFD" in str({k: v for k, v in data.items() if k.startswith("last")}), data
+        assert owned(lab, "GR_blue").get(p) == {blue}
+        assert lab.frr["node1"].bgp_neighbors("blue").get(blue) == "Established"
+    finally:
+        lab.restore("node1", "tor1", "red")
+    wait_for(lambda: owned(lab, "GR_red").get(p) == {red}, timeout=120, what="red's row back")
+    for vrf in ("red", "blue"):
+        lab.announcer("tor1", vrf).withdraw([p])
+
+
+def test_status_and_metrics_per_vrf(
+    vrf_lab: tuple[Lab, AgentProcess, dict[str, VrfTenant]],
+) -> None:
+    lab, agent, _tenants = vrf_lab
+    p = "198.18.0.0/24"
+    lab.announcer("tor1", "red").announce([p])
+    wait_for(lambda: p in owned(lab, "GR_red"), timeout=120, what=f"{p} on GR_red")
+
+    def vrfs() -> dict[str, dict[str, object]]:
+        return {v["vrf"]: v for v in agent.status()["vrfs"]}
+
+    wait_for(lambda: vrfs().get("red", {}).get("sessions_up") == 1
+             and vrfs().get("blue", {}).get("sessions_up") == 1, timeout=60,
+             what="both VRFs' sessions up in status")  # fmt: skip
+    red, blue = vrfs()["red"], vrfs()["blue"]
+    assert red["tables"] == [SPEC.vrf_table("red")] and red["routers"] == ["GR_red"]
+    assert blue["tables"] == [SPEC.vrf_table("blue")] and blue["routers"] == ["GR_blue"]
+    assert red["imported"] == len(owned(lab, "GR_red")) >= 1
+    assert int(str(red["advertised"])) >= 1 and int(str(blue["advertised"])) >= 1
+    assert red["l3vni"] is None
+    code = (
+        "import urllib.request; print(urllib.request.urlopen("
+        f"'http://127.0.0.1:{METRICS_PORT}/metrics', timeout=10).read().decode())"
+    )
+    text = run([sys.executable, "-c", code], netns=lab.netns("node1"))
+    for line in ('ovnfrr_bgp_sessions_up{vrf="red"} 1.0', 'ovnfrr_bgp_sessions_up{vrf="blue"} 1.0',
+                 f'ovnfrr_vrf_routes_imported{{vrf="red"}} {float(red["imported"])}'):  # fmt: skip
+        assert line in text, line
+    assert 'ovnfrr_vrf_routes_advertised{vrf="blue"}' in text
+    lab.announcer("tor1", "red").withdraw([p])
