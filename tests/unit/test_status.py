@@ -12,6 +12,7 @@ from rich.console import Console
 
 from ovn_frr.frr.show import advertised_to, best_paths, sessions
 from ovn_frr.reconcilers.base import Sample
+from ovn_frr.report import vrf_summary
 from ovn_frr.status import Metrics, MetricsServer, StatusServer, ask
 from ovn_frr.status_view import status_view, trace_view
 
@@ -170,3 +171,31 @@ def test_status_socket_and_metrics(tmp_path: Path) -> None:
     assert "ovnfrr_frr_apply_seconds_count 1.0" in body
     assert missing == "404"
     assert not path.exists()  # removed on close
+
+
+def test_vrf_summary_and_view() -> None:
+    doc = {
+        **STATUS,
+        "bgp": [*STATUS["bgp"],
+                {"vrf": "red", "neighbor": "10.255.2.2", "afi": "ipv4Unicast", "state": "Active",
+                 "uptime": "", "received": 0, "sent": 0, "remote_as": 65001, "bfd": None},
+                {"vrf": "red", "neighbor": "10.255.3.2", "afi": "ipv4Unicast",
+                 "state": "Established", "uptime": "00:00:09", "received": 2, "sent": 1,
+                 "remote_as": 65001, "bfd": "up"},
+                {"vrf": "red", "neighbor": "10.255.3.2", "afi": "ipv6Unicast",
+                 "state": "Established", "uptime": "00:00:09", "received": 0, "sent": 1,
+                 "remote_as": 65001, "bfd": "up"}],
+        "imported": {"total": 3, "routers": [
+            {"router": "GR_node1", "vrf": "default", "table": 254, "rows": 1},
+            {"router": "GR_red", "vrf": "red", "table": 1001, "rows": 2}]},
+        "advertised_by_vrf": {"default": 31, "red": 4},
+    }  # fmt: skip
+    vrfs = {v["vrf"]: v for v in vrf_summary(doc)}
+    assert list(vrfs) == ["default", "red"]
+    assert vrfs["red"] == {"vrf": "red", "sessions": 2, "sessions_up": 1, "tables": [1001],
+                           "routers": ["GR_red"], "imported": 2, "advertised": 4,
+                           "l3vni": None}  # fmt: skip
+    assert vrfs["default"]["sessions_up"] == 1 and vrfs["default"]["tables"] == [254]
+    text = render(status_view({**doc, "vrfs": list(vrfs.values())}))
+    assert "VRFs" in text and "GR_red" in text and "1/2" in text
+    assert "VRFs" not in render(status_view({**STATUS, "vrfs": vrf_summary(STATUS)}))
