@@ -45,3 +45,24 @@ def test_in_guest(module: str) -> None:
     if not result.ok:
         pytest.fail(result.explain(), pytrace=False)
     print(result.output.splitlines()[-1] if result.output else "", f"({result.seconds:.0f} s)")
+
+
+def _stray() -> list[str]:
+    """Processes of earlier guests still running on the host (UML's stubs run the guest's
+    programs; the marker is in their command line)."""
+    out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True, check=True)
+    return [line for line in out.stdout.splitlines()
+            if "linux.uml" in line or "ovn-frr-guest-marker" in line]  # fmt: skip
+
+
+def test_no_guest_process_outlives_its_guest() -> None:
+    """A guest that leaves a background process, and one that overruns its deadline and is
+    killed from outside: afterwards nothing of either runs on the host."""
+    assert not _stray(), _stray()
+    marker = ["bash", "-c", "(exec -a ovn-frr-guest-marker sleep 1000) & sleep 0.5; ps -eo args"]
+    done = run(marker, cwd=ROOT, timeout=120)
+    assert done.ok and "ovn-frr-guest-marker" in done.output, done.explain()
+    assert not _stray(), _stray()
+    hung = run(["bash", "-c", "exec -a ovn-frr-guest-marker sleep 1000"], cwd=ROOT, timeout=20)
+    assert hung.rc is None, hung.explain()
+    assert not _stray(), _stray()
