@@ -23,7 +23,7 @@ from typing import Any
 
 from ovn_frr import __version__
 from ovn_frr.config import NodeConfig
-from ovn_frr.config.convert import evpn_uses, frr_settings, import_policy, vtep_ip
+from ovn_frr.config.convert import evpn_uses, frr_settings, import_policy, vrf_config, vtep_ip
 from ovn_frr.core.evpn import LOCALNET_OWNER
 from ovn_frr.core.ovn import OvnState
 from ovn_frr.fpm.peer import ZebraCheck
@@ -31,7 +31,7 @@ from ovn_frr.fpm.rib import Rib
 from ovn_frr.fpm.server import FpmServer
 from ovn_frr.frr.vtysh import Vtysh, VtyshError
 from ovn_frr.kernel.evpn import KernelEvpn
-from ovn_frr.kernel.vrf import vrf_tables
+from ovn_frr.kernel.vrf import KernelVrfs, vrf_tables
 from ovn_frr.ovn.bulk import BulkWriter
 from ovn_frr.ovn.db import OvnError, OvsdbConnection
 from ovn_frr.ovn.localnet import LocalnetWriter
@@ -42,6 +42,7 @@ from ovn_frr.reconcilers.evpn import EvpnReconciler, EvpnSettings
 from ovn_frr.reconcilers.frr import FrrReconciler
 from ovn_frr.reconcilers.importer import ImportReconciler
 from ovn_frr.reconcilers.ovn import OvnWatch
+from ovn_frr.reconcilers.vrf import VrfReconciler
 from ovn_frr.redact import Redactor
 from ovn_frr.report import AgentInfo, samples, status_doc, trace_doc
 from ovn_frr.status import Metrics, MetricsServer, StatusServer
@@ -115,6 +116,7 @@ class Agent:
                                         self.versions.ovn_native_evpn),
                            state, KernelEvpn(), LocalOvs(cfg.ovs.db, cfg.ovs.rundir),
                            LocalnetWriter(nb.remote, LOCALNET_OWNER), clock),
+            VrfReconciler(vrf_config(cfg), state, KernelVrfs(), clock=clock),
         ]  # fmt: skip
         debounce = cfg.agent.debounce_ms / 1000
         check = cfg.agent.frr_check_ms / 1000

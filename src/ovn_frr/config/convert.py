@@ -15,6 +15,7 @@ from ovn_frr.core.frr_model import (
     VniOverride,
 )
 from ovn_frr.core.model import PROTOCOLS, ImportPolicy
+from ovn_frr.core.vrf import VrfConfig
 
 
 def _filters(filters: tuple[ConfigFilter, ...]) -> tuple[PrefixFilter, ...]:
@@ -91,4 +92,17 @@ def import_policy(cfg: NodeConfig, mixed_family: bool) -> ImportPolicy:
         allow_overlap=imp.allow_overlap,
         max_prefix=imp.max_prefix,
         mixed_family=mixed_family,
+    )
+
+
+def vrf_config(cfg: NodeConfig) -> VrfConfig:
+    """The VRFs of ``[vrfs]`` and of the neighbors (a neighbor's VRF is needed here too)."""
+    neighbors: dict[str, list[str]] = {}
+    for nb in cfg.bgp.neighbors:
+        if nb.vrf:
+            neighbors.setdefault(nb.vrf, []).append(str(nb.address))
+    return VrfConfig(
+        tables={name: v.table for name, v in cfg.vrfs.items()},
+        interfaces={name: v.interfaces for name, v in cfg.vrfs.items()},
+        neighbors={name: tuple(addrs) for name, addrs in neighbors.items()},
     )

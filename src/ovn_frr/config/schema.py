@@ -63,6 +63,8 @@ class PrefixFilter(_Model):
 AddressFamily = Literal["ipv4-unicast", "ipv6-unicast", "l2vpn-evpn"]
 #: TOML arrays arrive as lists; they are kept as (immutable) tuples.
 LAX = Field(strict=False)
+#: a Linux interface name: 1-15 characters, no blank, '/' or ':'
+IFNAME = r"^[A-Za-z0-9_.@-]{1,15}$"
 
 
 class Neighbor(_Model):
@@ -176,6 +178,18 @@ class EvpnConfig(_Model):
     vnis: dict[Annotated[str, Field(pattern=r"^[1-9][0-9]{0,7}$")], EvpnVni] = {}
 
 
+class VrfEntry(_Model):
+    """A VRF this chassis needs whether or not a router names it. ovn-frr makes it when the
+    kernel lacks it (an operator's VRF of that name is used as it is, never changed)."""
+
+    #: the VRF's kernel table when ovn-frr makes it (None: the router's
+    #: dynamic-routing-vrf-id, else the lowest free table from 10000)
+    table: Annotated[int, Field(ge=1, le=4294967294)] | None = None
+    #: the dedicated links ovn-frr puts in the VRF it made (enslaving drops their IPv6
+    #: addresses: configure those after, or with the link in the VRF)
+    interfaces: Annotated[tuple[Annotated[str, Field(pattern=IFNAME)], ...], LAX] = ()
+
+
 class NodeConfig(_Model):
     ovn: OvnConfig = OvnConfig()
     frr: FrrConfig = FrrConfig()
@@ -185,3 +199,4 @@ class NodeConfig(_Model):
     agent: AgentConfig = AgentConfig()
     ovs: OvsConfig = OvsConfig()
     evpn: EvpnConfig = EvpnConfig()
+    vrfs: dict[Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,15}$")], VrfEntry] = {}

@@ -1,4 +1,5 @@
-"""VRF devices of this chassis' kernel: each one's routing table, read, never assumed.
+"""VRF devices of this chassis' kernel: each one's routing table, read, never assumed; and the
+VRFs ovn-frr makes (alias ``ovn-frr:vrf``), the only ones it changes or removes.
 
 zebra puts the routes of FRR's ``vrf red`` in the table of the kernel's VRF device ``red`` and
 sends them over FPM with that table id; the import pipeline maps a router's
@@ -12,10 +13,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ovn_frr.command import run_command
+from ovn_frr.core.vrf import KernelVrf
+
+ALIAS = "ovn-frr:vrf"
 
 
-class VrfReadError(OSError):
-    """The VRF devices could not be listed."""
+class VrfError(OSError):
+    """Listing or changing the VRF devices failed."""
 
 
 def parse_vrf_links(data: Sequence[Mapping[str, Any]]) -> dict[str, int]:
@@ -33,10 +37,58 @@ def parse_vrf_links(data: Sequence[Mapping[str, Any]]) -> dict[str, int]:
 
 def vrf_tables() -> dict[str, int]:
     """VRF name -> kernel table id, in this process' network namespace."""
-    text = run_command(["ip", "-json", "-details", "link", "show", "type", "vrf"], None,
-                       VrfReadError, timeout=30)  # fmt: skip
+    return parse_vrf_links(_links("type", "vrf"))
+
+
+def _links(*args: str) -> list[dict[str, Any]]:
+    text = run_command(["ip", "-json", "-details", "link", "show", *args], None,
+                       VrfError, timeout=30)  # fmt: skip
     try:
         data = json.loads(text or "[]")
     except ValueError as exc:
-        raise VrfReadError(f"ip link show type vrf: {exc}") from None
-    return parse_vrf_links(data)
+        raise VrfError(f"ip link show: {exc}") from None
+    return data if isinstance(data, list) else []
+
+
+def parse_links(data: Sequence[Mapping[str, Any]]) -> tuple[list[KernelVrf], list[str]]:
+    """``ip -json -details link show`` -> the VRFs (with their members) and every link name."""
+    tables = parse_vrf_links(data)
+    members: dict[str, set[str]] = {name: set() for name in tables}
+    names = []
+    for link in data:
+        name = link.get("ifname")
+        if not isinstance(name, str):
+            continue
+        names.append(name)
+        master = link.get("master")
+        if master in members:
+            members[master].add(name)
+    alias = {link.get("ifname"): link.get("ifalias", "") for link in data}
+    vrfs = [KernelVrf(n, t, alias.get(n) == ALIAS, frozenset(members[n]))
+            for n, t in sorted(tables.items())]  # fmt: skip
+    return vrfs, names
+
+
+class KernelVrfs:
+    """Read and change the VRF devices (blocking; the VRF pipeline's worker thread)."""
+
+    def read(self) -> tuple[list[KernelVrf], list[str]]:
+        return parse_links(_links())
+
+    def apply(
+        self,
+        create: Sequence[tuple[str, int]],
+        enslave: Sequence[tuple[str, str]],
+        remove: Sequence[str],
+    ) -> None:
+        """One ``ip -batch``: made VRFs carry the alias and come up; removals only of VRFs
+        read as ovn-frr's just before (the caller's plan)."""
+        lines = []
+        for name, table in create:
+            lines += [f"link add {name} type vrf table {table}",
+                      f"link set dev {name} alias {ALIAS}", f"link set dev {name} up"]  # fmt: skip
+        lines += [f"link set dev {ifname} master {vrf}" for ifname, vrf in enslave]
+        lines += [f"link del dev {name}" for name in remove]
+        if lines:
+            run_command(["ip", "-batch", "-"], "\n".join(lines) + "\n", VrfError,
+                        timeout=60)  # fmt: skip

@@ -5,6 +5,7 @@ each tenant's subnet is announced in its own VRF only."""
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Iterator
 
@@ -163,3 +164,34 @@ def test_status_and_metrics_per_vrf(
         assert line in text, line
     assert 'ovnfrr_vrf_routes_advertised{vrf="blue"}' in text
     lab.announcer("tor1", "red").withdraw([p])
+
+
+def test_a_missing_vrf_is_made_and_removed_an_operators_kept(
+    vrf_lab: tuple[Lab, AgentProcess, dict[str, VrfTenant]],
+) -> None:
+    """GR_green names VRF green, which the kernel lacks: ovn-frr makes it (marked, the first
+    free table from 10000) and removes it when the router stops naming it. red and blue were
+    made by the operator (here: the lab): used as they are, reported so, never removed."""
+    lab, agent, _tenants = vrf_lab
+    assert lab.ovn is not None
+    ns = lab.netns("node1")
+
+    def kernel() -> dict[str, tuple[int, str]]:
+        data = json.loads(run(["ip", "-json", "-details", "link", "show", "type", "vrf"],
+                              netns=ns))  # fmt: skip
+        return {x["ifname"]: (x["linkinfo"]["info_data"]["table"], x.get("ifalias", ""))
+                for x in data}  # fmt: skip
+
+    lab.ovn.nbctl("lr-add", "GR_green", "--", "set", "Logical_Router", "GR_green",
+                  "options:chassis=node1", "options:dynamic-routing=true",
+                  "options:dynamic-routing-vrf-name=green")  # fmt: skip
+    wait_for(lambda: kernel().get("green") == (10000, "ovn-frr:vrf"), timeout=60,
+             what="VRF green made by ovn-frr")  # fmt: skip
+    devices = {d["vrf"]: d for d in agent.status()["vrf_devices"]}
+    assert devices["green"]["owner"] == "ovn-frr" and devices["green"]["table"] == 10000
+    assert devices["red"]["owner"] == "operator"
+    assert devices["red"]["table"] == SPEC.vrf_table("red")
+    lab.ovn.nbctl("remove", "Logical_Router", "GR_green", "options", "dynamic-routing-vrf-name")
+    wait_for(lambda: "green" not in kernel(), timeout=60, what="VRF green removed")
+    lab.ovn.nbctl("lr-del", "GR_green")
+    assert {"red", "blue"} <= set(kernel())

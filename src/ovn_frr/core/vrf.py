@@ -1,0 +1,149 @@
+"""Which kernel VRF devices this chassis needs, and what to do about the ones it has (pure).
+
+A VRF is needed when a router served here names it (``dynamic-routing-vrf-name``) or the node
+config has BGP neighbors or a ``[vrfs.NAME]`` entry in it. A needed VRF the kernel lacks is
+made by ovn-frr and marked as its own (the device alias ``ovn-frr:vrf``); its table is the
+node config's ``vrfs.NAME.table``, else the router's ``dynamic-routing-vrf-id``, else the
+lowest table from ``TABLE_BASE`` no other VRF uses. An operator's VRF of that name (no mark)
+is used as it is: never changed, never removed. A VRF of ovn-frr's that nothing needs any
+more is removed (the kernel releases its interfaces).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from ovn_frr.core.ovn import OvnState
+
+#: the first table ovn-frr gives a VRF of its own
+TABLE_BASE = 10000
+#: kernel tables a VRF may not use (unspec, compat, default, main, local)
+RESERVED_TABLES = frozenset({0, 252, 253, 254, 255})
+
+
+@dataclass(frozen=True, slots=True)
+class KernelVrf:
+    name: str
+    table: int
+    #: made by ovn-frr (alias ``ovn-frr:vrf``)
+    ours: bool
+    #: the interfaces enslaved to it
+    members: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class VrfNeed:
+    """One VRF this chassis needs, and why."""
+
+    name: str
+    #: the table asked for (None: any)
+    table: int | None = None
+    #: interfaces to put in it when ovn-frr makes it (the node config's dedicated links)
+    interfaces: tuple[str, ...] = ()
+    #: who needs it: "router GR_red", "neighbor 10.0.0.1", "node config"
+    users: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class VrfConfig:
+    """The node config's ``[vrfs.NAME]`` and the VRFs of its neighbors."""
+
+    tables: Mapping[str, int | None] = field(default_factory=dict)
+    interfaces: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: VRF -> neighbors configured in it
+    neighbors: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class VrfPlan:
+    #: (name, table) to make, marked as ovn-frr's
+    create: tuple[tuple[str, int], ...] = ()
+    #: (interface, VRF): interfaces to put in a VRF ovn-frr made
+    enslave: tuple[tuple[str, str], ...] = ()
+    #: ovn-frr's VRFs nothing needs
+    remove: tuple[str, ...] = ()
+    #: what is needed and what it is: (name, table or None if not made yet, owner, users)
+    view: tuple[tuple[str, int | None, str, tuple[str, ...]], ...] = ()
+    problems: tuple[str, ...] = ()
+
+
+def needed_vrfs(state: OvnState | None, config: VrfConfig) -> dict[str, VrfNeed]:
+    """The VRFs this chassis needs (``state`` None: the config's only)."""
+    users: dict[str, list[str]] = {}
+    asked: dict[str, set[int]] = {}
+    for name in config.tables:
+        users.setdefault(name, []).append("node config")
+    for name, neighbors in config.neighbors.items():
+        users.setdefault(name, []).extend(f"neighbor {n}" for n in neighbors)
+    for r in state.routers if state is not None else ():
+        routing = r.routing
+        if not routing.enabled or not routing.vrf or not r.gateway_here:
+            continue
+        users.setdefault(routing.vrf, []).append(f"router {r.name}")
+        if routing.vrf_id is not None:
+            asked.setdefault(routing.vrf, set()).add(routing.vrf_id)
+    out = {}
+    for name, who in users.items():
+        table = config.tables.get(name)
+        if table is None and len(asked.get(name, ())) == 1:
+            table = next(iter(asked[name]))
+        out[name] = VrfNeed(name, table, config.interfaces.get(name, ()), tuple(who))
+    return out
+
+
+def plan_vrfs(
+    needed: Mapping[str, VrfNeed], kernel: Iterable[KernelVrf], interfaces: Iterable[str]
+) -> VrfPlan:
+    """What to make, put in, remove; ``interfaces``: the names the kernel has."""
+    have = {v.name: v for v in kernel}
+    present = set(interfaces)
+    used = {v.table for v in have.values()}
+    create: list[tuple[str, int]] = []
+    enslave: list[tuple[str, str]] = []
+    view: list[tuple[str, int | None, str, tuple[str, ...]]] = []
+    problems: list[str] = []
+    for name in sorted(needed):
+        need = needed[name]
+        cur = have.get(name)
+        if cur is not None:
+            if need.table is not None and need.table != cur.table:
+                problems.append(f"VRF {name}: table {need.table} asked ({', '.join(need.users)}),"
+                                f" the kernel's has table {cur.table}")  # fmt: skip
+            view.append((name, cur.table, "ovn-frr" if cur.ours else "operator", need.users))
+            if cur.ours:
+                enslave += _members(need, cur.members, present, problems)
+            continue
+        if name in present:
+            problems.append(f"VRF {name}: an interface of that name exists and is no VRF")
+            view.append((name, None, "-", need.users))
+            continue
+        table = need.table
+        if table is not None and (table in used or table in RESERVED_TABLES):
+            problems.append(f"VRF {name}: table {table} is reserved or another VRF's")
+            view.append((name, None, "-", need.users))
+            continue
+        if table is None:
+            table = TABLE_BASE
+            while table in used:
+                table += 1
+        used.add(table)
+        create.append((name, table))
+        view.append((name, table, "ovn-frr", need.users))
+        enslave += _members(need, frozenset(), present, problems)
+    remove = tuple(sorted(v.name for v in have.values() if v.ours and v.name not in needed))
+    return VrfPlan(tuple(create), tuple(enslave), remove, tuple(view), tuple(problems))
+
+
+def _members(
+    need: VrfNeed, members: frozenset[str], present: set[str], problems: list[str]
+) -> list[tuple[str, str]]:
+    out = []
+    for ifname in need.interfaces:
+        if ifname in members:
+            continue
+        if ifname not in present:
+            problems.append(f"VRF {need.name}: no interface {ifname} to put in it")
+            continue
+        out.append((ifname, need.name))
+    return out

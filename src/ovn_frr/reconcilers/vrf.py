@@ -1,0 +1,105 @@
+"""The VRF pipeline: the kernel VRF devices this chassis needs (``core/vrf.py``) against the
+ones the kernel really has, read each pass.
+
+It wakes on a new OVN state and every ``check_s`` (a VRF deleted by hand is made again). Before
+the first OVN state it makes the node config's VRFs but removes nothing: a router not read yet
+may need a VRF of ovn-frr's. zebra sees a new VRF device by itself; FRR's ``router bgp ASN vrf
+NAME`` then comes up, and the import pipeline finds the table in the kernel.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
+from typing import Any, Protocol
+
+from ovn_frr.core.model import Network
+from ovn_frr.core.ovn import OvnState
+from ovn_frr.core.vrf import KernelVrf, VrfConfig, VrfPlan, needed_vrfs, plan_vrfs
+from ovn_frr.reconcilers.base import Cell, Sample, Signal, TracePart, Worker
+
+log = logging.getLogger(__name__)
+
+
+class VrfDevices(Protocol):
+    def read(self) -> tuple[list[KernelVrf], list[str]]: ...
+
+    def apply(
+        self,
+        create: Sequence[tuple[str, int]],
+        enslave: Sequence[tuple[str, str]],
+        remove: Sequence[str],
+    ) -> None: ...
+
+
+class VrfReconciler:
+    name = "vrf"
+
+    def __init__(
+        self,
+        config: VrfConfig,
+        ovn: Cell[OvnState | None],
+        kernel: VrfDevices,
+        check_s: float = 10.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.config = config
+        self.ovn = ovn
+        self.kernel = kernel
+        self.check_s = check_s
+        self.clock = clock
+        self.watches: tuple[Signal, ...] = (ovn,)
+        self.io = Worker(self.name)
+        self.plan = VrfPlan()
+        self.made = 0
+        self.removed = 0
+
+    async def step(self) -> float | None:
+        state = self.ovn.value
+        needed = needed_vrfs(state, self.config)
+        kernel, names = await self.io(self.kernel.read)
+        plan = plan_vrfs(needed, kernel, names)
+        if state is None:
+            plan = replace(plan, remove=())  # nothing is known to be unneeded yet
+        if plan.create or plan.enslave or plan.remove:
+            await self.io(self.kernel.apply, plan.create, plan.enslave, plan.remove)
+            for name, table in plan.create:
+                log.info("vrf_created vrf=%s table=%d", name, table)
+            for ifname, vrf in plan.enslave:
+                log.info("vrf_interface_added vrf=%s interface=%s", vrf, ifname)
+            for name in plan.remove:
+                log.info("vrf_removed vrf=%s (no router or neighbor needs it)", name)
+            self.made += len(plan.create)
+            self.removed += len(plan.remove)
+        if plan.problems != self.plan.problems:
+            for p in plan.problems:
+                log.warning("vrf_problem %s", p)
+        self.plan = plan
+        return self.clock() + self.check_s
+
+    def status(self, now: float) -> dict[str, Any]:
+        return {
+            "vrf_devices": [{"vrf": name, "table": table, "owner": owner, "users": list(users)}
+                            for name, table, owner, users in self.plan.view],
+            "vrf_problems": list(self.plan.problems),
+        }  # fmt: skip
+
+    def problems(self, now: float) -> list[str]:
+        return list(self.plan.problems)
+
+    def samples(self) -> Iterable[Sample]:
+        yield Sample("ovnfrr_vrf_devices_created", "counter", "VRF devices ovn-frr made",
+                     self.made)  # fmt: skip
+        yield Sample("ovnfrr_vrf_devices_removed", "counter",
+                     "VRF devices of ovn-frr's removed when nothing needed them",
+                     self.removed)  # fmt: skip
+        yield Sample("ovnfrr_vrf_problems", "gauge", "VRFs needed but not usable as asked",
+                     len(self.plan.problems))  # fmt: skip
+
+    async def trace(self, prefix: Network) -> TracePart:
+        return TracePart()
+
+    async def close(self) -> None:
+        self.io.close()
