@@ -7,6 +7,14 @@ cheapest observer, see ``StaticRouteCount``), then the same for the withdrawal. 
 NB/zebra is the figure of merit (target <= 1.3 at 100k); absolute times are noise.
 
     sudo .venv/bin/python bench/import_bench.py 10000 100000
+
+``--vrf``: each N twice, in the default VRF and then in VRF red (node1's link to tor1 in a
+kernel VRF, the router ``GR_red`` with ``dynamic-routing-vrf-name=red``: the agent imports from
+red's table), the zebra time taken in the same VRF. It needs a kernel with VRFs: with ``--uml``
+the whole bench runs inside the kernel tier's User-Mode Linux guest (one CPU, system calls
+slower than on the host: compare ratios, not times, and only within one run).
+
+    sudo .venv/bin/python bench/import_bench.py --uml --vrf 1000 10000
 """
 
 from __future__ import annotations
@@ -21,13 +29,18 @@ import time
 from pathlib import Path
 
 from ovn_frr.lab import Lab, LabSpec, LinkSpec, NodeSpec, PeerSpec, wait_for
-from ovn_frr.lab.agent import AgentProcess
-from ovn_frr.lab.nbtopo import openshift_node
+from ovn_frr.lab.agent import AgentProcess, neighbors_config
+from ovn_frr.lab.nbtopo import openshift_node, vrf_lite_node
 from ovn_frr.lab.nbwatch import StaticRouteCount
 from ovn_frr.lab.proc import read_pid
+from ovn_frr.lab.uml import run as uml_run
 
 SPEC = LabSpec(nodes=(NodeSpec("node1"),), peers=(PeerSpec("tor1", 65001),),
                links=(LinkSpec("node1", "tor1"),))  # fmt: skip
+#: node1's BGP rendered by the agent, in VRF red (the router's VRF)
+VRF_SPEC = LabSpec(nodes=(NodeSpec("node1", bgp=False),), peers=(PeerSpec("tor1", 65001),),
+                   links=(LinkSpec("node1", "tor1", vrf="red"),))  # fmt: skip
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def prefixes(n: int) -> list[str]:
@@ -39,8 +52,8 @@ def prefixes(n: int) -> list[str]:
     return [str(p) for p in itertools.islice(nets, n)]
 
 
-def zebra_bgp_routes(lab: Lab) -> int:
-    data = lab.frr["node1"].show("show ip route summary json")
+def zebra_bgp_routes(lab: Lab, vrf: str = "") -> int:
+    data = lab.frr["node1"].show(f"show ip route {f'vrf {vrf} ' if vrf else ''}summary json")
     return sum(
         r.get("fib", 0) for r in data.get("routes", []) if r.get("type") in ("bgp", "ebgp", "ibgp")
     )
@@ -95,14 +108,22 @@ def timed(cond_zebra: object, cond_nb: object, timeout: float) -> tuple[float, f
     return t_zebra, t_nb
 
 
-def run(n: int) -> dict[str, float]:
-    with Lab(SPEC) as lab:
+def run(n: int, vrf: str = "") -> dict[str, float | str]:
+    with Lab(VRF_SPEC if vrf else SPEC) as lab:
         assert lab.ovn is not None
-        openshift_node(lab)
-        agent = AgentProcess.start(lab, "node1", "[import]\nreplay_hold_ms = 2000\n")
+        fast = "[import]\nreplay_hold_ms = 2000\n"
+        if vrf:
+            vrf_lite_node(lab)  # GR_red: no static routes of its own
+            agent = AgentProcess.start(lab, "node1", neighbors_config(lab, "node1") + fast)
+            others = 0
+        else:
+            openshift_node(lab)  # GR_node1 and ovn_cluster_router: two static routes
+            agent = AgentProcess.start(lab, "node1", fast)
+            others = 2
         try:
-            lab.wait_bgp_up()
-            wait_for(lambda: "fpm_replay_complete" in agent.output(), timeout=30, what="sync")
+            la = lab.link("tor1", "node1", vrf)
+            lab.frr["tor1"].wait_established([str(la.peer_v4)], timeout=120, vrf=vrf)
+            wait_for(lambda: "fpm_replay_complete" in agent.output(), timeout=60, what="sync")
             ps = prefixes(n)
             nb_pid = read_pid(lab.ovn.rundir / "nb.pid")
             northd_pid = read_pid(lab.ovn.rundir / "northd.pid")
@@ -110,10 +131,11 @@ def run(n: int) -> dict[str, float]:
                 all0 = cpu_by_comm()
                 c0 = cpu_s(nb_pid), cpu_s(northd_pid), cpu_s(agent.proc.pid)
                 t0 = time.monotonic()
-                lab.announcer("tor1").announce(ps)
+                lab.announcer("tor1", vrf).announce(ps)
                 announce_cmd = time.monotonic() - t0
-                tz, tn = timed(lambda: zebra_bgp_routes(lab) >= n, lambda: mon.total() >= n + 2,
-                               timeout=max(120, n / 500))  # fmt: skip
+                tz, tn = timed(lambda: zebra_bgp_routes(lab, vrf) >= n,
+                               lambda: mon.total() >= n + others,
+                               timeout=max(300, n / 100))  # fmt: skip
                 tz, tn = tz + announce_cmd, tn + announce_cmd
                 c1 = cpu_s(nb_pid), cpu_s(northd_pid), cpu_s(agent.proc.pid)
                 spent = {k: v - all0.get(k, 0.0) for k, v in cpu_by_comm().items()}
@@ -122,10 +144,11 @@ def run(n: int) -> dict[str, float]:
                       ", ".join(f"{k} {v:.1f}" for k, v in top), file=sys.stderr)  # fmt: skip
                 rss_loaded = rss_mb(agent.proc.pid, "VmRSS")
                 t1 = time.monotonic()
-                lab.announcer("tor1").withdraw(ps)
+                lab.announcer("tor1", vrf).withdraw(ps)
                 withdraw_cmd = time.monotonic() - t1
-                wz, wn = timed(lambda: zebra_bgp_routes(lab) == 0, lambda: mon.total() <= 2,
-                               timeout=max(120, n / 500))  # fmt: skip
+                wz, wn = timed(lambda: zebra_bgp_routes(lab, vrf) == 0,
+                               lambda: mon.total() <= others,
+                               timeout=max(300, n / 100))  # fmt: skip
                 wz, wn = wz + withdraw_cmd, wn + withdraw_cmd
             rss = rss_mb(agent.proc.pid)
             passes = [line for line in agent.output().splitlines()
@@ -135,6 +158,7 @@ def run(n: int) -> dict[str, float]:
             agent.stop()
     return {
         "n": n,
+        "vrf": vrf or "default",
         "zebra_add_s": round(tz, 2),
         "nb_add_s": round(tn, 2),
         "add_ratio": round(tn / tz, 2),
@@ -153,8 +177,13 @@ def run(n: int) -> dict[str, float]:
 def main() -> None:
     # SIGTERM would end Python without running the lab's teardown (`with Lab`)
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(143))
-    sizes = [int(x) for x in sys.argv[1:]] or [10_000]
-    results = [run(n) for n in sizes]
+    args = sys.argv[1:]
+    if "--uml" in args:
+        in_guest([a for a in args if a != "--uml"])
+        return
+    vrfs = ["", "red"] if "--vrf" in args else [""]
+    sizes = [int(x) for x in args if x != "--vrf"] or [10_000]
+    results = [run(n, vrf) for n in sizes for vrf in vrfs]
     cols = list(results[0])
     print("| " + " | ".join(cols) + " |")
     print("|" + "---|" * len(cols))
@@ -165,3 +194,14 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def in_guest(args: list[str]) -> None:
+    """The bench inside the kernel tier's guest (a kernel with VRFs); its output here."""
+    sizes = [int(x) for x in args if x.isdigit()] or [10_000]
+    result = uml_run([sys.executable, "bench/import_bench.py", *args], cwd=ROOT,
+                     timeout=600 + sum(sizes) / 20, mem="3G")  # fmt: skip
+    print(result.output, end="")
+    if not result.ok:
+        print(result.explain(), file=sys.stderr)
+        sys.exit(1)

@@ -313,6 +313,7 @@ def test_status_trace_and_metrics(adv: tuple[Lab, OpenShiftNode, AgentProcess]) 
             "advertise",
             "frr",
             "evpn",
+            "vrf",
         ]
         assert all(r["healthy"] for r in status["reconcilers"])
         session = next(x for x in status["bgp"] if x["neighbor"] == "10.255.0.2")

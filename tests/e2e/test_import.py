@@ -106,7 +106,12 @@ def test_hijack_guard(imp: ImportLab) -> None:
     rejected = {(r["prefix"], r["reason"]) for r in status["rejected"]}
     assert {(own_subnet, "hijack"), (pod, "hijack"), (nat, "hijack")} <= rejected
     assert status["rejected_by_reason"]["hijack"] >= 3
-    assert {"router": "GR_node1", "table": 254, "rows": 1} in status["imported"]["routers"]
+    assert {"router": "GR_node1", "vrf": "default", "table": 254, "rows": 1} in status["imported"][
+        "routers"
+    ]
+    default = next(v for v in status["vrfs"] if v["vrf"] == "default")
+    assert (default["tables"], default["routers"], default["imported"]) == ([254], ["GR_node1"], 1)
+    assert default["sessions"] >= 2 and default["l3vni"] is None
     story = imp.agent.trace(pod)["story"]
     assert any("policy: not imported into GR_node1: hijack" in line for line in story), story
     story = imp.agent.trace(control)["story"]

@@ -389,3 +389,42 @@ def test_a_router_in_a_vrf_the_kernel_lacks_is_reported() -> None:
     p = plan_import(OvnState((red,), {red_sw.uuid: red_sw}), RibSnapshot({}), ImportPolicy())
     assert p.routers == {}
     assert [(r.router, r.reason) for r in p.rejected] == [("GR_red", "vrf")]
+
+
+def test_one_network_in_two_vrfs_guards_both() -> None:
+    """Routers joined by a switch are one OVN network: what it owns guards each VRF it is
+    routed in. And gateway routers whose external switches sit on the same provider network
+    (localnet ports with one network_name) are one network too."""
+    red, red_sw = _tenant("red", "10.255.0.1/24", "10.0.0.1")
+    blue = LogicalRouter.of(
+        "GR_blue", {"dynamic-routing": "true", "dynamic-routing-vrf-name": "blue"},
+        (RouterPort.of("up-blue", (iface("10.255.1.1/24"),)),
+         RouterPort.of("down-blue", (iface("10.0.0.2/24"),), switch=red_sw.uuid)),
+        pinned_here=True,
+    )  # fmt: skip
+    snap = RibSnapshot({
+        t: {"10.0.0.0/24": RibRoute(t, "10.0.0.0/24", 186, "unicast", frozenset({Hop(gw, 2)}))}
+        for t, gw in ((10, TOR1), (20, TOR2))
+    })  # fmt: skip
+    p = plan_import(OvnState((red, blue), {red_sw.uuid: red_sw}), snap,
+                    ImportPolicy(vrf_tables={"red": 10, "blue": 20}))  # fmt: skip
+    assert p.routes == frozenset()
+    assert {(r.router, r.reason) for r in p.rejected} == {("GR_red", "hijack"),
+                                                          ("GR_blue", "hijack")}  # fmt: skip
+    # the provider network: GR_red's NAT IP, GR_def (default VRF) on the same physnet
+    nat_ip = "172.20.0.10"
+    ext = {}
+    routers = []
+    for name, vrf, uplink in (("GR_red", "red", "10.255.0.1/24"), ("GR_def", "", "10.255.1.1/24")):
+        sw = LogicalSwitch(f"ext-{name}", f"ext-{name}",
+                           (SwitchPort.of(f"ln-{name}", (), {"network_name": "physnet0"},
+                                          type="localnet"),))  # fmt: skip
+        ext[sw.uuid] = sw
+        opts = {"dynamic-routing": "true"} | ({"dynamic-routing-vrf-name": vrf} if vrf else {})
+        port = RouterPort.of(f"up-{name}", (iface(uplink),), switch=sw.uuid)
+        r = LogicalRouter.of(name, opts, (port,), pinned_here=True)
+        routers.append(replace(r, nats=(Nat.of(name, ip(nat_ip)),)) if vrf else r)
+    snap = RibSnapshot({254: {f"{nat_ip}/32": RibRoute(254, f"{nat_ip}/32", 186, "unicast",
+                                                        frozenset({Hop(TOR2, 2)}))}})  # fmt: skip
+    p = plan_import(OvnState(tuple(routers), ext), snap, ImportPolicy(vrf_tables={"red": 10}))
+    assert [(r.router, r.reason) for r in p.rejected] == [("GR_def", "hijack")]

@@ -6,8 +6,19 @@ import ipaddress
 from typing import Any
 
 from ovn_frr.core.ovn import LogicalRouter, OvnState, RouterPort
-from ovn_frr.core.vrf import TABLE_BASE, KernelVrf, VrfConfig, needed_vrfs, plan_vrfs
-from ovn_frr.kernel.vrf import ALIAS, parse_links
+from ovn_frr.core.vrf import (
+    TABLE_BASE,
+    KernelLink,
+    KernelVrf,
+    VrfConfig,
+    needed_vrfs,
+    plan_vrfs,
+)
+from ovn_frr.kernel.vrf import ALIAS, parse_link, parse_vrfs
+
+
+def links(*names: str, master: str = "") -> list[KernelLink]:
+    return [KernelLink(n, master) for n in names]
 
 
 def router(name: str, vrf: str, here: bool = True, vrf_id: int | None = None) -> LogicalRouter:
@@ -19,12 +30,15 @@ def router(name: str, vrf: str, here: bool = True, vrf_id: int | None = None) ->
 
 
 def test_routers_served_here_and_the_config_need_vrfs() -> None:
-    state = OvnState((router("GR_red", "red"), router("GR_far", "far", here=False),
-                      router("GR_blue", "blue", vrf_id=1234)))  # fmt: skip
+    far = LogicalRouter.of("GR_far", {"dynamic-routing": "true", "chassis": "node2",
+                                      "dynamic-routing-vrf-name": "far"})  # fmt: skip
+    state = OvnState((router("GR_red", "red"), far, router("GR_blue", "blue", vrf_id=1234),
+                      router("dist", "dist", here=False)))  # fmt: skip
     config = VrfConfig(tables={"green": 77}, interfaces={"green": ("eth2",)},
                        neighbors={"red": ("10.255.0.2",)})  # fmt: skip
     need = needed_vrfs(state, config)
-    assert set(need) == {"red", "blue", "green"}
+    # a gateway router pinned elsewhere needs nothing here; a distributed one does
+    assert set(need) == {"red", "blue", "green", "dist"}
     assert need["red"].users == ("neighbor 10.255.0.2", "router GR_red")
     assert need["blue"].table == 1234
     assert need["green"].table == 77 and need["green"].interfaces == ("eth2",)
@@ -38,7 +52,7 @@ def test_missing_vrfs_are_made_operators_kept_ours_removed() -> None:
         KernelVrf("old", TABLE_BASE, ours=True),  # ours, unneeded: removed
         KernelVrf("ops", TABLE_BASE + 1, ours=False),  # the operator's, unneeded: kept
     ]
-    plan = plan_vrfs(needed_vrfs(state, VrfConfig()), kernel, ["lo", "red", "old", "ops"])
+    plan = plan_vrfs(needed_vrfs(state, VrfConfig()), kernel, links("red", "old", "ops"))
     # TABLE_BASE and +1 are in use: blue gets the next free one
     assert plan.create == (("blue", TABLE_BASE + 2),)
     assert plan.remove == ("old",)
@@ -53,16 +67,26 @@ def test_interfaces_go_into_a_vrf_of_ours_only() -> None:
                        interfaces={"red": ("eth1", "eth9"), "blue": ("eth2",)})  # fmt: skip
     kernel = [KernelVrf("red", 10, ours=True, members=frozenset({"eth1"})),
               KernelVrf("blue", 11, ours=False)]  # fmt: skip
-    plan = plan_vrfs(needed_vrfs(None, config), kernel, ["eth1", "eth2", "red", "blue"])
+    plan = plan_vrfs(needed_vrfs(None, config), kernel, links("eth1", "eth2", "red", "blue"))
     assert plan.enslave == ()  # eth1 is in already; eth2: blue is the operator's
-    assert plan.problems == ("VRF red: no interface eth9 to put in it",)
+    assert plan.problems == (
+        "VRF blue is the operator's (left as it is): eth2 not in it",
+        "VRF red: no interface eth9 to put in it",
+    )
+    # an interface in a bridge (or bond, or another VRF) is never taken out of it
+    config = VrfConfig(tables={"green": None}, interfaces={"green": ("eth3", "eth4")})
+    plan = plan_vrfs(needed_vrfs(None, config), [],
+                     [*links("eth3", master="br0"), *links("eth4")])  # fmt: skip
+    assert plan.create == (("green", TABLE_BASE),)
+    assert plan.enslave == (("eth4", "green"),)
+    assert plan.problems == ("VRF green: interface eth3 is in br0",)
 
 
 def test_problems_are_named() -> None:
     state = OvnState((router("GR_red", "red", vrf_id=20), router("GR_x", "x", vrf_id=10)))
     config = VrfConfig(tables={"eth0": None})
     plan = plan_vrfs(needed_vrfs(state, config), [KernelVrf("red", 10, ours=False)],
-                     ["eth0", "red"])  # fmt: skip
+                     links("eth0", "red"))  # fmt: skip
     assert plan.create == ()
     assert plan.problems == (
         "VRF eth0: an interface of that name exists and is no VRF",
@@ -71,16 +95,24 @@ def test_problems_are_named() -> None:
     )
 
 
-def test_links_are_read_with_alias_and_members() -> None:
+def test_tables_asked_for_are_kept_from_the_choice_and_disagreement_is_named() -> None:
+    state = OvnState((router("GR_a", "a"), router("GR_b1", "b", vrf_id=5),
+                      router("GR_b2", "b", vrf_id=6)))  # fmt: skip
+    plan = plan_vrfs(needed_vrfs(state, VrfConfig(tables={"z": TABLE_BASE})), [], [])
+    # "a" sorts first but may not take TABLE_BASE, which z asked for
+    assert plan.create == (("a", TABLE_BASE + 1), ("b", TABLE_BASE + 2), ("z", TABLE_BASE))
+    assert plan.problems == ("VRF b: routers ask different tables 5, 6 (dynamic-routing-vrf-id)",)
+
+
+def test_vrfs_and_links_are_read_with_alias_and_members() -> None:
     data: list[dict[str, Any]] = [
-        {"ifname": "lo"},
         {"ifname": "red", "ifalias": ALIAS,
          "linkinfo": {"info_kind": "vrf", "info_data": {"table": 10000}}},
         {"ifname": "blue", "linkinfo": {"info_kind": "vrf", "info_data": {"table": 10}}},
-        {"ifname": "eth1", "master": "red"},
-        {"ifname": "eth2", "master": "br0"},
     ]  # fmt: skip
-    vrfs, names = parse_links(data)
+    vrfs = parse_vrfs(data, {"red": ["eth1"]})
     assert vrfs == [KernelVrf("blue", 10, False), KernelVrf("red", 10000, True,
                                                            frozenset({"eth1"}))]  # fmt: skip
-    assert names == ["lo", "red", "blue", "eth1", "eth2"]
+    assert parse_link([{"ifname": "eth2", "master": "br0"}]) == KernelLink("eth2", "br0")
+    assert parse_link([{"ifname": "eth3"}]) == KernelLink("eth3", "")
+    assert parse_link([]) is None

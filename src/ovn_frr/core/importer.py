@@ -52,10 +52,9 @@ def learning_routers(
             table = MAIN_TABLE
         elif routing.vrf in policy.vrf_tables:
             table = policy.vrf_tables[routing.vrf]
-        elif routing.vrf_id is not None:
-            table = routing.vrf_id
-        else:
-            problems.append(Rejection(r.name, "*", "vrf", f"FRR has no VRF {routing.vrf!r}"))
+        else:  # its table is the kernel VRF's, read, never assumed (not even from -vrf-id)
+            problems.append(Rejection(r.name, "*", "vrf",
+                                      f"no VRF device {routing.vrf!r} in the kernel"))  # fmt: skip
             continue
         out[r.name] = (r, table)
     return out, problems

@@ -215,6 +215,8 @@ class SwitchPort:
     #: each address entry that starts with a MAC: (MAC, the IPs of that entry); a port may
     #: have several ("MAC1 IP1", "MAC2 IP2")
     entries: tuple[tuple[str, tuple[Address, ...]], ...] = ()
+    #: a localnet port's physical network (options:network_name; "" other ports)
+    network: str = ""
 
     @classmethod
     def of(
@@ -227,10 +229,12 @@ class SwitchPort:
         mac: str = "",
         entries: tuple[tuple[str, tuple[Address, ...]], ...] | None = None,
     ) -> SwitchPort:
-        ok, why = advertised("switch port", name, options or {})
+        opts = options or {}
+        ok, why = advertised("switch port", name, opts)
         if entries is None:  # one entry: the MAC with every address
             entries = ((mac, addresses),) if mac else ()
-        return cls(name, type, addresses, bound_here, ok, why, mac, entries)
+        network = opts.get("network_name", "") if type == "localnet" else ""
+        return cls(name, type, addresses, bound_here, ok, why, mac, entries, network)
 
 
 @dataclass(frozen=True, slots=True)
@@ -422,8 +426,10 @@ def owned_prefixes(state: OvnState) -> dict[Network, str]:
 def owned_prefixes_by_vrf(state: OvnState) -> dict[str, dict[Network, str]]:
     """VRF name ("" the default VRF) -> the prefixes OVN owns in the networks routed in it.
 
-    An OVN network is a set of routers and switches joined by router ports; it is routed in
-    the VRFs named by its routers with dynamic routing on (the default VRF when none is).
+    An OVN network is a set of routers and switches joined by router ports, and by localnet
+    ports on the same physical network (``network_name``: one provider network, though each
+    gateway router has an external switch of its own); it is routed in the VRFs named by its
+    routers with dynamic routing on (the default VRF when none is).
     A tenant's 10.0.0.0/24 behind a router in VRF red then guards red's imports only: blue
     may learn its own 10.0.0.0/24. Without VRFs every network is in the default VRF and
     this is ``owned_prefixes``."""
@@ -439,6 +445,10 @@ def owned_prefixes_by_vrf(state: OvnState) -> dict[str, dict[Network, str]]:
         for port in r.ports:
             if port.switch:
                 parent[find(f"r:{i}")] = find("s:" + port.switch)
+    for uuid, sw in state.switches.items():
+        for lsp in sw.ports:
+            if lsp.network:
+                parent[find("s:" + uuid)] = find("n:" + lsp.network)
     routers: dict[str, list[LogicalRouter]] = {}
     switches: dict[str, list[LogicalSwitch]] = {}
     for i, r in enumerate(state.routers):

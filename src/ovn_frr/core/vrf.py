@@ -1,7 +1,10 @@
 """Which kernel VRF devices this chassis needs, and what to do about the ones it has (pure).
 
-A VRF is needed when a router served here names it (``dynamic-routing-vrf-name``) or the node
-config has BGP neighbors or a ``[vrfs.NAME]`` entry in it. A needed VRF the kernel lacks is
+A VRF is needed when a router this chassis serves or may serve names it
+(``dynamic-routing-vrf-name``: any router of the chassis' OVN state but a gateway router pinned
+to another chassis; the state holds the routers whose gateway this chassis hosts or stands by
+for, and the distributed ones) or the node config has BGP neighbors or a ``[vrfs.NAME]`` entry
+in it. A needed VRF the kernel lacks is
 made by ovn-frr and marked as its own (the device alias ``ovn-frr:vrf``); its table is the
 node config's ``vrfs.NAME.table``, else the router's ``dynamic-routing-vrf-id``, else the
 lowest table from ``TABLE_BASE`` no other VRF uses. An operator's VRF of that name (no mark)
@@ -33,6 +36,15 @@ class KernelVrf:
 
 
 @dataclass(frozen=True, slots=True)
+class KernelLink:
+    """An interface the node config asks to put in a VRF, as the kernel has it."""
+
+    name: str
+    #: its master device ("" none): a bridge, a bond, a VRF
+    master: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class VrfNeed:
     """One VRF this chassis needs, and why."""
 
@@ -43,6 +55,8 @@ class VrfNeed:
     interfaces: tuple[str, ...] = ()
     #: who needs it: "router GR_red", "neighbor 10.0.0.1", "node config"
     users: tuple[str, ...] = ()
+    #: the different tables routers ask for it (dynamic-routing-vrf-id), when they disagree
+    conflict: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,33 +92,46 @@ def needed_vrfs(state: OvnState | None, config: VrfConfig) -> dict[str, VrfNeed]
         users.setdefault(name, []).extend(f"neighbor {n}" for n in neighbors)
     for r in state.routers if state is not None else ():
         routing = r.routing
-        if not routing.enabled or not routing.vrf or not r.gateway_here:
+        if not routing.enabled or not routing.vrf:
             continue
+        if "chassis" in r.options and not r.pinned_here:
+            continue  # a gateway router of another chassis
         users.setdefault(routing.vrf, []).append(f"router {r.name}")
         if routing.vrf_id is not None:
             asked.setdefault(routing.vrf, set()).add(routing.vrf_id)
     out = {}
     for name, who in users.items():
         table = config.tables.get(name)
-        if table is None and len(asked.get(name, ())) == 1:
-            table = next(iter(asked[name]))
-        out[name] = VrfNeed(name, table, config.interfaces.get(name, ()), tuple(who))
+        tables = asked.get(name, set())
+        conflict: tuple[int, ...] = ()
+        if table is None and len(tables) == 1:
+            table = next(iter(tables))
+        elif table is None and len(tables) > 1:
+            conflict = tuple(sorted(tables))
+        out[name] = VrfNeed(name, table, config.interfaces.get(name, ()), tuple(who), conflict)
     return out
 
 
 def plan_vrfs(
-    needed: Mapping[str, VrfNeed], kernel: Iterable[KernelVrf], interfaces: Iterable[str]
+    needed: Mapping[str, VrfNeed], kernel: Iterable[KernelVrf], links: Iterable[KernelLink]
 ) -> VrfPlan:
-    """What to make, put in, remove; ``interfaces``: the names the kernel has."""
+    """What to make, put in, remove. ``kernel``: every VRF device; ``links``: the kernel's
+    interfaces among the names needed (VRF names and the interfaces to put in)."""
     have = {v.name: v for v in kernel}
-    present = set(interfaces)
+    present = {link.name: link for link in links}
     used = {v.table for v in have.values()}
+    # the tables asked for are taken before any is chosen: a choice never takes one
+    asked = {n.table for n in needed.values() if n.table is not None and n.name not in have}
     create: list[tuple[str, int]] = []
     enslave: list[tuple[str, str]] = []
     view: list[tuple[str, int | None, str, tuple[str, ...]]] = []
     problems: list[str] = []
     for name in sorted(needed):
         need = needed[name]
+        if need.conflict:
+            tables = ", ".join(map(str, need.conflict))
+            problems.append(f"VRF {name}: routers ask different tables {tables} "
+                            "(dynamic-routing-vrf-id)")  # fmt: skip
         cur = have.get(name)
         if cur is not None:
             if need.table is not None and need.table != cur.table:
@@ -113,6 +140,9 @@ def plan_vrfs(
             view.append((name, cur.table, "ovn-frr" if cur.ours else "operator", need.users))
             if cur.ours:
                 enslave += _members(need, cur.members, present, problems)
+            elif missing := [i for i in need.interfaces if i not in cur.members]:
+                problems.append(f"VRF {name} is the operator's (left as it is): "
+                                f"{', '.join(missing)} not in it")  # fmt: skip
             continue
         if name in present:
             problems.append(f"VRF {name}: an interface of that name exists and is no VRF")
@@ -125,7 +155,7 @@ def plan_vrfs(
             continue
         if table is None:
             table = TABLE_BASE
-            while table in used:
+            while table in used or table in asked:
                 table += 1
         used.add(table)
         create.append((name, table))
@@ -136,14 +166,20 @@ def plan_vrfs(
 
 
 def _members(
-    need: VrfNeed, members: frozenset[str], present: set[str], problems: list[str]
+    need: VrfNeed,
+    members: frozenset[str],
+    present: Mapping[str, KernelLink],
+    problems: list[str],
 ) -> list[tuple[str, str]]:
     out = []
     for ifname in need.interfaces:
         if ifname in members:
             continue
-        if ifname not in present:
+        link = present.get(ifname)
+        if link is None:
             problems.append(f"VRF {need.name}: no interface {ifname} to put in it")
-            continue
-        out.append((ifname, need.name))
+        elif link.master:  # never taken out of a bridge, a bond or another VRF
+            problems.append(f"VRF {need.name}: interface {ifname} is in {link.master}")
+        else:
+            out.append((ifname, need.name))
     return out

@@ -9,11 +9,11 @@ sends them over FPM with that table id; the import pipeline maps a router's
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ovn_frr.command import run_command
-from ovn_frr.core.vrf import KernelVrf
+from ovn_frr.core.vrf import KernelLink, KernelVrf
 
 ALIAS = "ovn-frr:vrf"
 
@@ -50,30 +50,42 @@ def _links(*args: str) -> list[dict[str, Any]]:
     return data if isinstance(data, list) else []
 
 
-def parse_links(data: Sequence[Mapping[str, Any]]) -> tuple[list[KernelVrf], list[str]]:
-    """``ip -json -details link show`` -> the VRFs (with their members) and every link name."""
-    tables = parse_vrf_links(data)
-    members: dict[str, set[str]] = {name: set() for name in tables}
-    names = []
-    for link in data:
-        name = link.get("ifname")
-        if not isinstance(name, str):
-            continue
-        names.append(name)
-        master = link.get("master")
-        if master in members:
-            members[master].add(name)
+def parse_vrfs(
+    data: Sequence[Mapping[str, Any]], members: Mapping[str, Sequence[str]]
+) -> list[KernelVrf]:
+    """The VRF devices (``ip -json -details link show type vrf``) with their members."""
     alias = {link.get("ifname"): link.get("ifalias", "") for link in data}
-    vrfs = [KernelVrf(n, t, alias.get(n) == ALIAS, frozenset(members[n]))
-            for n, t in sorted(tables.items())]  # fmt: skip
-    return vrfs, names
+    return [KernelVrf(n, t, alias.get(n) == ALIAS, frozenset(members.get(n, ())))
+            for n, t in sorted(parse_vrf_links(data).items())]  # fmt: skip
+
+
+def parse_link(data: Sequence[Mapping[str, Any]]) -> KernelLink | None:
+    """One interface (``ip -json -details link show dev NAME``)."""
+    for link in data:
+        if isinstance(link.get("ifname"), str):
+            return KernelLink(link["ifname"], str(link.get("master") or ""))
+    return None
 
 
 class KernelVrfs:
     """Read and change the VRF devices (blocking; the VRF pipeline's worker thread)."""
 
-    def read(self) -> tuple[list[KernelVrf], list[str]]:
-        return parse_links(_links())
+    def read(self, names: Iterable[str]) -> tuple[list[KernelVrf], list[KernelLink]]:
+        """Every VRF device with its members, and of ``names`` the interfaces that exist:
+        a few ``ip`` calls, none listing every interface (a node has thousands of pod veths)."""
+        data = _links("type", "vrf")
+        names_of = [x["ifname"] for x in data if isinstance(x.get("ifname"), str)]
+        members = {v: [x["ifname"] for x in _links("master", v) if "ifname" in x]
+                   for v in names_of}  # fmt: skip
+        links = []
+        for name in sorted(set(names)):
+            try:
+                link = parse_link(_links("dev", name))
+            except VrfError:  # no such device
+                continue
+            if link is not None:
+                links.append(link)
+        return parse_vrfs(data, members), links
 
     def apply(
         self,
@@ -89,6 +101,6 @@ class KernelVrfs:
                       f"link set dev {name} alias {ALIAS}", f"link set dev {name} up"]  # fmt: skip
         lines += [f"link set dev {ifname} master {vrf}" for ifname, vrf in enslave]
         lines += [f"link del dev {name}" for name in remove]
-        if lines:
-            run_command(["ip", "-batch", "-"], "\n".join(lines) + "\n", VrfError,
+        if lines:  # -force: one failing line (reported) does not stop the others
+            run_command(["ip", "-force", "-batch", "-"], "\n".join(lines) + "\n", VrfError,
                         timeout=60)  # fmt: skip

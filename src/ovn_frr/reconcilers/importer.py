@@ -126,8 +126,8 @@ class ImportReconciler:
         await self._plan_window()
         t0 = self.clock()
         rib = self.rib.snapshot()
-        policy = replace(self.policy, ifnames=dict(self.ifnames()),
-                         vrf_tables=self._vrfs(state))  # fmt: skip
+        vrfs = await self.cpu(self._vrfs, state)  # runs ip: not in the event loop
+        policy = replace(self.policy, ifnames=dict(self.ifnames()), vrf_tables=vrfs)
         owned = await self._resync_owned()
         routers = {r.name: r.uuid for r in state.routers}
         for name in list(owned.routers()):
@@ -154,17 +154,17 @@ class ImportReconciler:
         return min(due)
 
     def _vrfs(self, state: OvnState) -> Mapping[str, int]:
-        """The node config's VRF tables, and the kernel's where a learning router names one."""
+        """The kernel's VRF tables, read when a learning router names a VRF (blocking)."""
         tables = dict(self.policy.vrf_tables)
         if not any(r.routing.vrf and r.routing.learns for r in state.routers):
             return tables
         try:
             kernel = self.vrf_tables()
-        except OSError as exc:  # each router in a VRF is then reported as not resolvable
+        except OSError as exc:  # the last tables read stand: a failed read withdraws nothing
             if str(exc) != self._vrf_error:
                 log.warning("vrf_read_failed error=%s", exc)
             self._vrf_error = str(exc)
-            return tables
+            return {**self._kernel_vrfs, **tables}
         self._vrf_error = ""
         if kernel != self._kernel_vrfs:
             log.info("vrf_tables %s", " ".join(f"{k}={v}" for k, v in sorted(kernel.items())))
@@ -316,7 +316,7 @@ class ImportReconciler:
                     "zebra_sweep": c.zebra.sweep_option if c.zebra else None,
                     "rib_routes": len(self.rib), "synced": self.rib.synced},
             "imported": {"total": owned, "added": self.added, "deleted": self.deleted,
-                         "routers": [{"router": r, "vrf": self.vrfs.get(r),
+                         "routers": [{"router": r, "vrf": self.vrfs.get(r, "?"),
                                       "table": self.tables.get(r),
                                       "rows": per_router.get(r, 0)}
                                      for r in sorted(set(self.tables) | set(per_router))]},

@@ -17,14 +17,14 @@ from typing import Any, Protocol
 
 from ovn_frr.core.model import Network
 from ovn_frr.core.ovn import OvnState
-from ovn_frr.core.vrf import KernelVrf, VrfConfig, VrfPlan, needed_vrfs, plan_vrfs
+from ovn_frr.core.vrf import KernelLink, KernelVrf, VrfConfig, VrfPlan, needed_vrfs, plan_vrfs
 from ovn_frr.reconcilers.base import Cell, Sample, Signal, TracePart, Worker
 
 log = logging.getLogger(__name__)
 
 
 class VrfDevices(Protocol):
-    def read(self) -> tuple[list[KernelVrf], list[str]]: ...
+    def read(self, names: Iterable[str]) -> tuple[list[KernelVrf], list[KernelLink]]: ...
 
     def apply(
         self,
@@ -59,12 +59,18 @@ class VrfReconciler:
     async def step(self) -> float | None:
         state = self.ovn.value
         needed = needed_vrfs(state, self.config)
-        kernel, names = await self.io(self.kernel.read)
-        plan = plan_vrfs(needed, kernel, names)
+        names = [*needed, *(i for n in needed.values() for i in n.interfaces)]
+        kernel, links = await self.io(self.kernel.read, names)
+        plan = plan_vrfs(needed, kernel, links)
         if state is None:
             plan = replace(plan, remove=())  # nothing is known to be unneeded yet
         if plan.create or plan.enslave or plan.remove:
-            await self.io(self.kernel.apply, plan.create, plan.enslave, plan.remove)
+            try:
+                await self.io(self.kernel.apply, plan.create, plan.enslave, plan.remove)
+            except OSError as exc:  # the lines that worked stand; the next pass reads them
+                log.warning("vrf_apply_failed error=%s", exc)
+                self.plan = replace(plan, problems=(*plan.problems, f"VRF change failed: {exc}"))
+                return self.clock() + min(self.check_s, 2.0)
             for name, table in plan.create:
                 log.info("vrf_created vrf=%s table=%d", name, table)
             for ifname, vrf in plan.enslave:

@@ -55,10 +55,14 @@ def find_kernel(root: Path = Path("/")) -> Kernel | None:
     base = root / "usr/lib/uml/modules"
     if not binary.exists() or not base.is_dir():
         return None
-    versions = sorted(p.name for p in base.iterdir() if p.is_dir())
+    versions = sorted((p.name for p in base.iterdir() if p.is_dir()), key=_version_key)
     if not versions:
         return None
     return Kernel(binary=binary, modules=base / versions[-1], version=versions[-1])
+
+
+def _version_key(version: str) -> list[int]:
+    return [int(x) if x.isdigit() else 0 for x in version.split(".")]
 
 
 def shim(cache: Path = CACHE) -> Path:
@@ -97,6 +101,8 @@ class GuestResult:
     console: str
     kernel_log: str
     seconds: float
+    #: the run's working folder (gone when run returns; it names the guest's processes)
+    workdir: str = ""
 
     @property
     def ok(self) -> bool:
@@ -140,10 +146,13 @@ def run(
     mem: str = "1536M",
     cpu: int | None = None,
     kernel: Kernel | None = None,
+    deadline: float | None = None,
 ) -> GuestResult:
     """Boot a guest, run ``argv`` in ``cwd`` with ``env`` added, power off; never raises for
     what happens inside the guest (see ``GuestResult``). ``visible``: host folders the command
-    needs besides the root's read-only view (``cwd`` always is); they are read-only."""
+    needs besides the root's read-only view (``cwd`` always is); they are read-only. The guest
+    powers itself off ``deadline`` s after boot (default: 15 s before ``timeout``); the host
+    kills it at ``timeout``."""
     kernel = kernel or find_kernel()
     if kernel is None:
         raise UmlError("no UML kernel: apt-get install user-mode-linux (make setup does)")
@@ -170,7 +179,8 @@ def run(
         _script(work / "command.sh", f"{exports}cd {shlex.quote(ro[0])}\nexec {shlex.join(argv)}\n")
         init = resources.files(__package__).joinpath("guest-init.sh").read_text()
         _script(work / "init.sh", init)
-        deadline = max(10, int(timeout) - 15)
+        if deadline is None:
+            deadline = max(10, int(timeout) - 15)
         cmdline = [
             str(kernel.binary),
             f"mem={mem}",
@@ -186,9 +196,11 @@ def run(
             f"uml_dir={wdir}/umldir",
             f"UML_DIR={wdir}",
             f"UML_RO={':'.join(ro)}",
-            f"UML_DEADLINE={deadline}",
+            f"UML_DEADLINE={int(deadline)}",
         ]
-        pin = ["taskset", "-c", str(cpu if cpu is not None else (os.cpu_count() or 1) - 1)]
+        if cpu is None:  # the last CPU this process may use
+            cpu = max(os.sched_getaffinity(0))
+        pin = ["taskset", "-c", str(cpu)]
         # linux.uml must not be the namespace's PID 1 (its abort() would be ignored there)
         wrapped = ["unshare", "--pid", "--fork", "--kill-child", "--", "sh", "-c",
                    '"$@"; exit $?', "sh", *pin, *cmdline]  # fmt: skip
@@ -200,7 +212,8 @@ def run(
                     stdin=subprocess.DEVNULL,
                     stdout=log,
                     stderr=subprocess.STDOUT,
-                    env={**os.environ, "LD_PRELOAD": str(lib), "TMPDIR": str(work)},
+                    # the guest's memory is a file in TMPDIR: in RAM, not on disk
+                    env={**os.environ, "LD_PRELOAD": str(lib), "TMPDIR": _memdir(work)},
                     timeout=timeout,
                     check=False,
                 )
@@ -214,9 +227,15 @@ def run(
             console=_read(work / "out/console.txt"),
             kernel_log=_read(work / "kernel.log"),
             seconds=seconds,
+            workdir=wdir,
         )
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _memdir(work: Path) -> str:
+    shm = Path("/dev/shm")
+    return str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else str(work)
 
 
 def _script(path: Path, text: str) -> None:
