@@ -271,17 +271,21 @@ class Chaos:
         single, ecmp = prefixes(n), prefixes(e, start=n)
         assert self.lab.ovn is not None
         counter = BulkWriter(self.lab.ovn.nb, NODE)
+        first, rest = single[: n // 5], single[n // 5 :]
         try:
             counter.count_owned()  # connected to the leader before the clock starts
             self.lab.announcer("tor2").announce(ecmp)
-            self.lab.announcer("tor1").announce(single + ecmp)
+            self.lab.announcer("tor1").announce(first)
             # zebra has a part of them: the agent is planning or writing its first writes
-            # (early: a small import is written in a second or two)
-            wait_for(lambda: self._bgp_in_zebra() >= min((n + e) // 10, 200), timeout=timeout,
-                     interval=0.01, what="the import under way")  # fmt: skip
+            wait_for(lambda: self._bgp_in_zebra() >= min(len(first) // 2, 200),
+                     timeout=timeout, interval=0.01, what="the import under way")  # fmt: skip
             at_kill = counter.count_owned()
         finally:
             counter.close()
+        # the rest of the import goes out, and the leader dies while it travels: the kill is
+        # in the middle whatever the speed of the first part (a small import is written in a
+        # second; a kill after a fixed count could come when it was all written)
+        self.lab.announcer("tor1").announce(rest + ecmp)
         started = time.monotonic()
         killed = self._kill_leader("nb")
         before = self.rows()  # what the cluster committed (the new leader's view)
