@@ -17,7 +17,7 @@ import asyncio
 import logging
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,7 @@ from ovn_frr.fpm.rib import Rib
 from ovn_frr.fpm.server import FpmServer
 from ovn_frr.frr.vtysh import Vtysh, VtyshError
 from ovn_frr.kernel.evpn import KernelEvpn
-from ovn_frr.kernel.vrf import KernelVrfs, vrf_tables
+from ovn_frr.kernel.vrf import KernelVrfs
 from ovn_frr.ovn.bulk import BulkWriter
 from ovn_frr.ovn.db import OvnError, OvsdbConnection
 from ovn_frr.ovn.localnet import LocalnetWriter
@@ -93,6 +93,7 @@ class Agent:
         fpm_changed = Signal("fpm")
         state: Cell[OvnState | None] = Cell("ovn-state", None)
         networks: Cell[Networks] = Cell("networks", None)
+        vrf_tables: Cell[Mapping[str, int]] = Cell("vrf-tables", {})
         self._ovsdb_changed = ovsdb_changed
         self._fpm_socket = fpm_socket
         peer_check = None
@@ -116,7 +117,7 @@ class Agent:
                                         self.versions.ovn_native_evpn),
                            state, KernelEvpn(), LocalOvs(cfg.ovs.db, cfg.ovs.rundir),
                            LocalnetWriter(nb.remote, LOCALNET_OWNER), clock),
-            VrfReconciler(vrf_config(cfg), state, KernelVrfs(), clock=clock),
+            VrfReconciler(vrf_config(cfg), state, KernelVrfs(), vrf_tables, clock=clock),
         ]  # fmt: skip
         debounce = cfg.agent.debounce_ms / 1000
         check = cfg.agent.frr_check_ms / 1000

@@ -25,7 +25,7 @@ from ovn_frr.core.ovn import (
     OvnState,
     RouterPort,
     SwitchPort,
-    owned_prefixes,
+    owned_prefixes_by_vrf,
 )
 from ovn_frr.fpm.netlink import NextHop, RouteMessage
 from ovn_frr.fpm.rib import Rib
@@ -87,7 +87,7 @@ def plan(
 
 
 def test_the_state_owns_what_the_guard_needs() -> None:
-    assert {str(n) for n in owned_prefixes(ovn())} >= OWNED | {"10.255.0.0/24"}
+    assert {str(n) for n in owned_prefixes_by_vrf(ovn())[""]} >= OWNED | {"10.255.0.0/24"}
 
 
 def test_ecmp_next_hops_map_to_their_ports() -> None:

@@ -16,7 +16,7 @@ from ovn_frr.core.ovn import (
     RouterRouting,
     SwitchPort,
     Vip,
-    owned_prefixes,
+    owned_prefixes_by_vrf,
 )
 
 ip = ipaddress.ip_address
@@ -106,10 +106,12 @@ def test_owned_prefixes_cover_every_owner() -> None:
         (Nat.of("r", ip("172.20.0.10")),),
         (Vip.of("lb", ip("203.0.113.5")),),
     )
-    assert owned_prefixes(OvnState((r,), {"u": sw})) == {
-        net("10.244.1.0/24"): "port lrp",
-        net("172.20.0.10/32"): "NAT 172.20.0.10 on r",
-        net("203.0.113.5/32"): "LB lb VIP 203.0.113.5",
-        net("10.96.0.1/32"): "LB svc VIP 10.96.0.1",
-        net("10.244.1.5/32"): "LSP pod",
+    assert owned_prefixes_by_vrf(OvnState((r,), {"u": sw})) == {
+        "": {
+            net("10.244.1.0/24"): "port lrp",
+            net("172.20.0.10/32"): "NAT 172.20.0.10 on r",
+            net("203.0.113.5/32"): "LB lb VIP 203.0.113.5",
+            net("10.96.0.1/32"): "LB svc VIP 10.96.0.1",
+            net("10.244.1.5/32"): "LSP pod",
+        }
     }

@@ -414,25 +414,18 @@ def _problems(state: OvnState) -> Iterator[str]:
             yield st.problem
 
 
-def owned_prefixes(state: OvnState) -> dict[Network, str]:
-    """Prefixes OVN itself owns, with their owner (for the import hijack guard): router port
-    networks, NAT external IPs, load balancer VIPs and switch port addresses of every router
-    and switch in the state (the share of OVN this chassis reads)."""
-    owned: dict[Network, str] = {}
-    _own(state.routers, state.switches.values(), owned)
-    return owned
-
-
 def owned_prefixes_by_vrf(state: OvnState) -> dict[str, dict[Network, str]]:
-    """VRF name ("" the default VRF) -> the prefixes OVN owns in the networks routed in it.
+    """VRF name ("" the default VRF) -> the prefixes OVN owns in the networks routed in it,
+    with their owner (for the import hijack guard): router port networks, NAT external IPs,
+    load balancer VIPs and switch port addresses (of the share of OVN this chassis reads).
 
     An OVN network is a set of routers and switches joined by router ports, and by localnet
     ports on the same physical network (``network_name``: one provider network, though each
     gateway router has an external switch of its own); it is routed in the VRFs named by its
     routers with dynamic routing on (the default VRF when none is).
     A tenant's 10.0.0.0/24 behind a router in VRF red then guards red's imports only: blue
-    may learn its own 10.0.0.0/24. Without VRFs every network is in the default VRF and
-    this is ``owned_prefixes``."""
+    may learn its own 10.0.0.0/24. Without VRFs every network is in the default VRF: the
+    guard covers all of the state."""
     parent: dict[str, str] = {}
 
     def find(x: str) -> str:
@@ -456,7 +449,7 @@ def owned_prefixes_by_vrf(state: OvnState) -> dict[str, dict[Network, str]]:
     for uuid, sw in state.switches.items():
         switches.setdefault(find("s:" + uuid), []).append(sw)
     out: dict[str, dict[Network, str]] = {}
-    for net in routers.keys() | switches.keys():
+    for net in sorted(routers.keys() | switches.keys()):  # the same owner names every time
         rs = routers.get(net, [])
         vrfs = {r.routing.vrf for r in rs if r.routing.enabled} or {""}
         for vrf in sorted(vrfs):

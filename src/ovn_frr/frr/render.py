@@ -142,10 +142,14 @@ def render_vnis(evpn: EvpnSettings) -> list[str]:
     return lines
 
 
+def router_bgp(asn: int, vrf: str = "") -> str:
+    """The ``router bgp`` line of an instance ("": the default VRF)."""
+    return f"router bgp {asn}" + (f" vrf {vrf}" if vrf else "")
+
+
 def render_bgp(b: BgpInstance) -> str:
-    head = f"router bgp {b.asn}" + (f" vrf {b.vrf}" if b.vrf else "")
     lines = [
-        head,
+        router_bgp(b.asn, b.vrf),
         f" bgp router-id {b.router_id}",
         " no bgp default ipv4-unicast",
         " no bgp network import-check",

@@ -21,23 +21,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ovn_frr.command import Runner, run_command
+from ovn_frr.command import Runner
 from ovn_frr.core.evpn import Devices, EntryChange, KernelVni, parse_addr, parse_mac
 from ovn_frr.core.model import Address
 from ovn_frr.kernel.ethtool import set_tx_checksum, tx_checksum
+from ovn_frr.kernel.iproute import KernelError, run
 
 log = logging.getLogger(__name__)
 
 ALIAS = "ovn-frr:evpn:"
 ZERO_MAC = "00:00:00:00:00:00"
-
-
-class KernelError(OSError):
-    """An iproute2 command failed."""
-
-
-def run(argv: Sequence[str], stdin: str | None = None) -> str:
-    return run_command(argv, stdin, KernelError, timeout=120)
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,14 +12,10 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ovn_frr.command import run_command
 from ovn_frr.core.vrf import KernelLink, KernelVrf
+from ovn_frr.kernel.iproute import KernelError, run
 
 ALIAS = "ovn-frr:vrf"
-
-
-class VrfError(OSError):
-    """Listing or changing the VRF devices failed."""
 
 
 def parse_vrf_links(data: Sequence[Mapping[str, Any]]) -> dict[str, int]:
@@ -35,18 +31,12 @@ def parse_vrf_links(data: Sequence[Mapping[str, Any]]) -> dict[str, int]:
     return out
 
 
-def vrf_tables() -> dict[str, int]:
-    """VRF name -> kernel table id, in this process' network namespace."""
-    return parse_vrf_links(_links("type", "vrf"))
-
-
 def _links(*args: str) -> list[dict[str, Any]]:
-    text = run_command(["ip", "-json", "-details", "link", "show", *args], None,
-                       VrfError, timeout=30)  # fmt: skip
+    text = run(["ip", "-json", "-details", "link", "show", *args], timeout=30)
     try:
         data = json.loads(text or "[]")
     except ValueError as exc:
-        raise VrfError(f"ip link show: {exc}") from None
+        raise KernelError(f"ip link show: {exc}") from None
     return data if isinstance(data, list) else []
 
 
@@ -81,7 +71,7 @@ class KernelVrfs:
         for name in sorted(set(names)):
             try:
                 link = parse_link(_links("dev", name))
-            except VrfError:  # no such device
+            except KernelError:  # no such device
                 continue
             if link is not None:
                 links.append(link)
@@ -102,5 +92,4 @@ class KernelVrfs:
         lines += [f"link set dev {ifname} master {vrf}" for ifname, vrf in enslave]
         lines += [f"link del dev {name}" for name in remove]
         if lines:  # -force: one failing line (reported) does not stop the others
-            run_command(["ip", "-force", "-batch", "-"], "\n".join(lines) + "\n", VrfError,
-                        timeout=60)  # fmt: skip
+            run(["ip", "-force", "-batch", "-"], "\n".join(lines) + "\n", timeout=60)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ovn_frr.frr.render import router_bgp
 from ovn_frr.frr.vtysh import Vtysh, VtyshError, has_no_fork, run_subprocess
 from ovn_frr.lab.proc import LabError, kill_pids, read_pid, remove_frr_tmp, wait_for
 from ovn_frr.versions import Version
@@ -187,11 +188,15 @@ class FrrInstance:
 
     # --- BGP state ---------------------------------------------------------------------------
 
+    def _neighbors(self, vrf: str) -> dict[str, Any]:
+        """``show bgp [vrf NAME] neighbors json`` ("": the default VRF)."""
+        data: dict[str, Any] = self.show(f"show bgp {f'vrf {vrf} ' if vrf else ''}neighbors json")
+        return data
+
     def bgp_neighbors(self, vrf: str = "") -> dict[str, str]:
         """neighbor address -> state, over all address families of a VRF (default: the
         default VRF)."""
-        data = self.show(f"show bgp vrf {vrf} neighbors json" if vrf else "show bgp neighbors json")
-        return {addr: str(info.get("bgpState", "?")) for addr, info in data.items()}
+        return {addr: str(info.get("bgpState", "?")) for addr, info in self._neighbors(vrf).items()}
 
     def bfd_protected(self, neighbors: Iterable[str], vrf: str = "") -> bool:
         """Each BGP session Established for 2 s or more, with BFD up as bgpd (not only bfdd)
@@ -200,7 +205,7 @@ class FrrInstance:
         hold timer would notice a dead peer (bgpd acts on BFD Up -> Down only). FRR >= 10 also
         ignores a BFD Down in the same second as the establishment (``bgp_bfd.c``: the Down
         must be later, in whole seconds, than the session's uptime stamp)."""
-        data = self.show(f"show bgp vrf {vrf} neighbors json" if vrf else "show bgp neighbors json")
+        data = self._neighbors(vrf)
         return all(
             data.get(n, {}).get("bgpState") == "Established"
             and int(data.get(n, {}).get("bgpTimerUpMsec", 0)) >= 2000
@@ -250,7 +255,7 @@ class Announcer:
         for p in prefixes:
             by_afi[_family(p)].append(str(ipaddress.ip_network(p, strict=True)))
         neg = "no " if negate else ""
-        lines = [f"router bgp {self.asn}" + (f" vrf {self.vrf}" if self.vrf else "")]
+        lines = [router_bgp(self.asn, self.vrf)]
         for afi, items in by_afi.items():
             if items:
                 lines.append(f" address-family {afi} unicast")

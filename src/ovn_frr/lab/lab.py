@@ -18,6 +18,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from ovn_frr.frr.render import router_bgp
 from ovn_frr.lab.frr import Announcer, FrrInstance, daemons_for
 from ovn_frr.lab.ovn import Chassis, OvnCentral
 from ovn_frr.lab.proc import (
@@ -73,6 +74,15 @@ class Lab:
 
     def links(self, member: str) -> list[LinkAddrs]:
         return spec_link_addrs(self.spec, member)
+
+    def links_by_vrf(self, member: str) -> dict[str, list[LinkAddrs]]:
+        """``member``'s links per VRF ("": the default VRF, always there), VRFs in name order."""
+        out: dict[str, list[LinkAddrs]] = {"": []}
+        for vrf in self.spec.vrfs():
+            out[vrf] = []
+        for la in self.links(member):
+            out[la.vrf].append(la)
+        return out
 
     def link(self, local: str, remote: str, vrf: str = "") -> LinkAddrs:
         for la in self.links(local):
@@ -211,11 +221,10 @@ class Lab:
             " exit",
             "exit",
         ]
-        for vrf in ("", *self.spec.vrfs()):
-            links = [la for la in self.links(member) if la.vrf == vrf]
+        for vrf, links in self.links_by_vrf(member).items():
             if not links:
                 continue
-            lines.append(f"router bgp {self._asn(member)}" + (f" vrf {vrf}" if vrf else ""))
+            lines.append(router_bgp(self._asn(member), vrf))
             for la in links:
                 for addr in (la.peer_v6,) if v6only else (la.peer_v4, la.peer_v6):
                     lines.append(f" neighbor {addr} bfd profile lab")
@@ -233,8 +242,7 @@ class Lab:
         (ipv6 unicast) per link, fast timers, no policy requirement; the links in a VRF in
         ``router bgp ASN vrf NAME``, one per VRF."""
         lines: list[str] = []
-        for vrf in ("", *self.spec.vrfs()):
-            links = [la for la in self.links(member) if la.vrf == vrf]
+        for vrf, links in self.links_by_vrf(member).items():
             if links or not vrf:
                 lines += self._bgp_block(member, asn, vrf, links)
         return lines
@@ -242,7 +250,7 @@ class Lab:
     def _bgp_block(self, member: str, asn: int, vrf: str, links: list[LinkAddrs]) -> list[str]:
         keepalive, hold = self.spec.bgp_timers
         lines = [
-            f"router bgp {asn}" + (f" vrf {vrf}" if vrf else ""),
+            router_bgp(asn, vrf),
             f" bgp router-id {self.spec.router_id(member)}",
             " no bgp ebgp-requires-policy",
             " no bgp network import-check",

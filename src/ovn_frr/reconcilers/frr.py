@@ -25,7 +25,7 @@ from ovn_frr.core.frr_model import ORIGIN_MAP, FrrSettings, desired_frr
 from ovn_frr.core.model import Network
 from ovn_frr.frr.apply import CheckResult, FrrApplier, show
 from ovn_frr.frr.diff import Path, parse, paths
-from ovn_frr.frr.render import render
+from ovn_frr.frr.render import render, router_bgp
 from ovn_frr.frr.show import Session, advertised_to, best_paths, sessions
 from ovn_frr.frr.vtysh import LineError, VtyshError
 from ovn_frr.reconcilers.advertise import Networks
@@ -252,7 +252,7 @@ class FrrReconciler:
             except VtyshError:
                 running = set()
         for vrf in vrfs:
-            instance = f"router bgp {self.settings.asn}" + (f" vrf {vrf}" if vrf else "")
+            instance = router_bgp(self.settings.asn, vrf)
             line = f"network {prefix} route-map {ORIGIN_MAP}"
             there = (instance, f"address-family {afi} unicast", line) in running
             peers = advertised_to(await bgp(vrf))

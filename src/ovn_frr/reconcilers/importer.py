@@ -75,7 +75,7 @@ class ImportReconciler:
         resync_s: float,
         clock: Callable[[], float] = time.monotonic,
         ifnames: Callable[[], Mapping[int, str]] = dict,
-        vrf_tables: Callable[[], Mapping[str, int]] = dict,
+        vrf_tables: Cell[Mapping[str, int]] | None = None,
     ) -> None:
         self.rib = rib
         self.fpm = fpm
@@ -85,13 +85,11 @@ class ImportReconciler:
         self.resync_s = resync_s
         self.clock = clock
         self.ifnames = ifnames
-        #: the kernel's VRF devices -> table, read when a learning router names a VRF
-        self.vrf_tables = vrf_tables
-        self._vrf_error = ""
-        self._kernel_vrfs: dict[str, int] = {}
+        #: the kernel's VRF devices -> table, as the VRF pipeline last read them
+        self.vrf_tables: Cell[Mapping[str, int]] = vrf_tables or Cell("vrf-tables", {})
         #: a failed write wakes the pipeline to read the rows back
         self._retry = Signal("import-retry")
-        self.watches: tuple[Signal, ...] = (fpm_changed, ovn, self._retry)
+        self.watches: tuple[Signal, ...] = (fpm_changed, ovn, self._retry, self.vrf_tables)
         self.io = Worker(self.name)
         self.cpu = Worker(f"{self.name}-plan")
         self.decisions = DecisionCache()
@@ -126,7 +124,7 @@ class ImportReconciler:
         await self._plan_window()
         t0 = self.clock()
         rib = self.rib.snapshot()
-        vrfs = await self.cpu(self._vrfs, state)  # runs ip: not in the event loop
+        vrfs = {**self.vrf_tables.value, **self.policy.vrf_tables}
         policy = replace(self.policy, ifnames=dict(self.ifnames()), vrf_tables=vrfs)
         owned = await self._resync_owned()
         routers = {r.name: r.uuid for r in state.routers}
@@ -152,24 +150,6 @@ class ImportReconciler:
                      if r.name in plan.routers}  # fmt: skip
         due = [t for t in (next_due, self._resync_at) if t is not None]
         return min(due)
-
-    def _vrfs(self, state: OvnState) -> Mapping[str, int]:
-        """The kernel's VRF tables, read when a learning router names a VRF (blocking)."""
-        tables = dict(self.policy.vrf_tables)
-        if not any(r.routing.vrf and r.routing.learns for r in state.routers):
-            return tables
-        try:
-            kernel = self.vrf_tables()
-        except OSError as exc:  # the last tables read stand: a failed read withdraws nothing
-            if str(exc) != self._vrf_error:
-                log.warning("vrf_read_failed error=%s", exc)
-            self._vrf_error = str(exc)
-            return {**self._kernel_vrfs, **tables}
-        self._vrf_error = ""
-        if kernel != self._kernel_vrfs:
-            log.info("vrf_tables %s", " ".join(f"{k}={v}" for k, v in sorted(kernel.items())))
-            self._kernel_vrfs = dict(kernel)
-        return {**kernel, **tables}
 
     def _plan(
         self, state: OvnState, rib: Any, policy: ImportPolicy, owned: OwnedRows

@@ -4,14 +4,16 @@ ones the kernel really has, read each pass.
 It wakes on a new OVN state and every ``check_s`` (a VRF deleted by hand is made again). Before
 the first OVN state it makes the node config's VRFs but removes nothing: a router not read yet
 may need a VRF of ovn-frr's. zebra sees a new VRF device by itself; FRR's ``router bgp ASN vrf
-NAME`` then comes up, and the import pipeline finds the table in the kernel.
+NAME`` then comes up. Each pass publishes every kernel VRF's table (ovn-frr's and the
+operator's), the one read of them the import pipeline maps ``dynamic-routing-vrf-name`` with;
+a failed read publishes nothing, so the tables read last stand.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Protocol
 
@@ -42,11 +44,13 @@ class VrfReconciler:
         config: VrfConfig,
         ovn: Cell[OvnState | None],
         kernel: VrfDevices,
+        tables: Cell[Mapping[str, int]],
         check_s: float = 10.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.config = config
         self.ovn = ovn
+        self.tables = tables
         self.kernel = kernel
         self.check_s = check_s
         self.clock = clock
@@ -61,6 +65,9 @@ class VrfReconciler:
         needed = needed_vrfs(state, self.config)
         names = [*needed, *(i for n in needed.values() for i in n.interfaces)]
         kernel, links = await self.io(self.kernel.read, names)
+        tables = {v.name: v.table for v in kernel}
+        if self.tables.publish(tables):
+            log.info("vrf_tables %s", " ".join(f"{k}={v}" for k, v in sorted(tables.items())))
         plan = plan_vrfs(needed, kernel, links)
         if state is None:
             plan = replace(plan, remove=())  # nothing is known to be unneeded yet
@@ -83,6 +90,8 @@ class VrfReconciler:
             for p in plan.problems:
                 log.warning("vrf_problem %s", p)
         self.plan = plan
+        if plan.create or plan.remove:  # read them back (and publish their tables) soon
+            return self.clock() + min(self.check_s, 0.2)
         return self.clock() + self.check_s
 
     def status(self, now: float) -> dict[str, Any]:

@@ -27,7 +27,7 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -131,8 +131,8 @@ def _read(path: Path) -> str:
 
 def _checked_path(path: Path) -> str:
     text = str(path.resolve())
-    if not text.startswith("/") or any(c.isspace() or c in ":'\"" for c in text):
-        raise UmlError(f"{text!r}: guest paths must be absolute, without blanks, quotes or ':'")
+    if not text.startswith("/") or any(c.isspace() or c in ",'\"" for c in text):
+        raise UmlError(f"{text!r}: guest paths must be absolute, without blanks, quotes or ','")
     return text
 
 
@@ -140,24 +140,19 @@ def run(
     argv: Sequence[str],
     *,
     cwd: Path,
-    env: Mapping[str, str] | None = None,
-    visible: Sequence[Path] = (),
     timeout: float = 600.0,
     mem: str = "1536M",
-    cpu: int | None = None,
-    kernel: Kernel | None = None,
     deadline: float | None = None,
 ) -> GuestResult:
-    """Boot a guest, run ``argv`` in ``cwd`` with ``env`` added, power off; never raises for
-    what happens inside the guest (see ``GuestResult``). ``visible``: host folders the command
-    needs besides the root's read-only view (``cwd`` always is); they are read-only. The guest
-    powers itself off ``deadline`` s after boot (default: 15 s before ``timeout``); the host
-    kills it at ``timeout``."""
-    kernel = kernel or find_kernel()
+    """Boot a guest, run ``argv`` in ``cwd``, power off; never raises for what happens inside
+    the guest (see ``GuestResult``). The guest sees the root read-only, and ``cwd`` read-only
+    again after its tmpfs mounts (a clone under /tmp, say). It powers itself off ``deadline`` s
+    after boot (default: 15 s before ``timeout``); the host kills it at ``timeout``."""
+    kernel = find_kernel()
     if kernel is None:
         raise UmlError("no UML kernel: apt-get install user-mode-linux (make setup does)")
     lib = shim()
-    ro = [_checked_path(cwd), *(_checked_path(p) for p in visible)]
+    src = _checked_path(cwd)
     work = Path(tempfile.mkdtemp(prefix="ovn-frr-uml-", dir="/var/tmp"))
     try:
         wdir = _checked_path(work)
@@ -167,16 +162,8 @@ def run(
         modroot.mkdir(parents=True)
         (modroot / kernel.version).symlink_to(kernel.modules)
         _script(work / "modprobe.sh", f'exec /usr/sbin/modprobe -d {wdir}/modroot "$@"\n')
-        exports = "".join(
-            f"export {k}={shlex.quote(v)}\n"
-            for k, v in {
-                **(env or {}),
-                GUEST_ENV: "1",
-                "PYTHONDONTWRITEBYTECODE": "1",
-                "HOME": "/tmp",
-            }.items()
-        )
-        _script(work / "command.sh", f"{exports}cd {shlex.quote(ro[0])}\nexec {shlex.join(argv)}\n")
+        exports = f"export {GUEST_ENV}=1 PYTHONDONTWRITEBYTECODE=1 HOME=/tmp\n"
+        _script(work / "command.sh", f"{exports}cd {src}\nexec {shlex.join(argv)}\n")
         init = resources.files(__package__).joinpath("guest-init.sh").read_text()
         _script(work / "init.sh", init)
         if deadline is None:
@@ -195,12 +182,11 @@ def run(
             f"umid=ovnfrr{os.getpid()}",
             f"uml_dir={wdir}/umldir",
             f"UML_DIR={wdir}",
-            f"UML_RO={':'.join(ro)}",
+            f"UML_RO={src}",
             f"UML_DEADLINE={int(deadline)}",
         ]
-        if cpu is None:  # the last CPU this process may use
-            cpu = max(os.sched_getaffinity(0))
-        pin = ["taskset", "-c", str(cpu)]
+        # on the last CPU this process may use
+        pin = ["taskset", "-c", str(max(os.sched_getaffinity(0)))]
         # linux.uml must not be the namespace's PID 1 (its abort() would be ignored there)
         wrapped = ["unshare", "--pid", "--fork", "--kill-child", "--", "sh", "-c",
                    '"$@"; exit $?', "sh", *pin, *cmdline]  # fmt: skip

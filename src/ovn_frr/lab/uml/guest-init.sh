@@ -2,8 +2,8 @@
 # PID 1 of the kernel tier's User-Mode Linux guest (ovn_frr.lab.uml). The root file system is
 # the host's (or the Debian 13 root's) / through hostfs, read-only; every path a scenario writes
 # is a guest-local tmpfs, except $UML_DIR/out, where the results go back to the host.
-# Kernel command line words KEY=VALUE arrive here as environment: UML_DIR, UML_RO (a
-# colon-separated list of host folders made visible again under the guest's /tmp).
+# Kernel command line words KEY=VALUE arrive here as environment: UML_DIR, UML_RO (the host
+# folder the command runs in, made visible again above the guest's tmpfs mounts).
 export PATH=/usr/lib/frr:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 mount -t proc proc /proc
 mount -t sysfs sys /sys
@@ -23,7 +23,7 @@ hostfs() {  # hostfs PATH [ro]
         mount -t hostfs -o "${2:+$2,}$1" hostfs "$1"
 }
 # the host folders the scenario needs (UML_DIR itself read-only, its out/ read-write)
-for d in "$UML_DIR" $(echo "$UML_RO" | tr ':' ' '); do
+for d in "$UML_DIR" "$UML_RO"; do
     hostfs "$d" ro
 done
 hostfs "$UML_DIR/out"
