@@ -13,6 +13,7 @@ from ovn_frr.config.convert import frr_settings
 from ovn_frr.core.frr_model import desired_frr
 from ovn_frr.frr.apply import FrrApplier
 from ovn_frr.frr.render import render
+from ovn_frr.frr.vtysh import LineError
 from ovn_frr.lab import Lab, LabSpec, LinkSpec, NodeSpec, PeerSpec, wait_for
 
 CFG = config.parse(
@@ -199,3 +200,55 @@ def test_a_rejected_neighbor_never_resets_an_established_session(
     assert held.line[-1] == "neighbor 10.255.0.1 remote-as 65003"
     assert "local system" in held.reason
     assert "ovnfrr-in-10_255_0_1" in running(lab)  # the rest of the batch was applied
+
+
+def test_a_prefix_next_hop_reaches_the_peer_and_changes_without_a_withdrawal(
+    make_lab: Callable[[LabSpec], Lab],
+) -> None:
+    """dynamic-routing-v4-prefix-nexthop: the router's own address on the shared link is the
+    next hop tor1 gets (eBGP keeps a next hop on the peer's subnet); a new one swaps the
+    route-map on the same network line: no ``no network``, and FRR then matches exactly."""
+    lab = make_lab(
+        LabSpec(
+            nodes=(NodeSpec("node1", bgp=False),),
+            peers=(PeerSpec("tor1", 65001),),
+            links=(LinkSpec("node1", "tor1"),),
+            ovn=False,
+        )
+    )
+    tor1 = '[[bgp.neighbors]]\naddress = "10.255.0.2"\nremote_as = 65001\n'
+    cfg = frr_settings(config.parse('[bgp]\nasn = 64512\nrouter_id = "192.0.2.1"\n' + tor1))
+    p = ipaddress.ip_network("10.0.0.0/24")
+
+    def text(hop: str) -> str:
+        nets = {p: ipaddress.ip_address(hop), ipaddress.ip_network("fd00:10::/64"):
+                ipaddress.ip_address("fd00:255::3")}  # fmt: skip
+        return render(desired_frr(cfg, {"": nets}))
+
+    node = lab.frr["node1"]
+    batches: list[str] = []
+
+    class Recorder:  # the real vtysh, each batch kept
+        def running_config(self) -> str:
+            return node.vtysh.running_config()
+
+        def apply_batch(self, config: str) -> tuple[LineError, ...]:
+            batches.append(config)
+            return node.vtysh.apply_batch(config)
+
+    applier = FrrApplier(Recorder())
+    assert not applier.check(text("10.255.0.3")).rejected
+    assert applier.check(text("10.255.0.3")).sent == 0  # FRR shows what was rendered
+
+    def hop_at_tor() -> str | None:
+        data = lab.frr["tor1"].show(f"show bgp ipv4 unicast {p} json")
+        hops = [h.get("ip") for x in data.get("paths", []) for h in x.get("nexthops", [])]
+        return hops[0] if hops else None
+
+    wait_for(lambda: hop_at_tor() == "10.255.0.3", timeout=60, what="next hop .3 at tor1")
+    batches.clear()
+    assert not applier.check(text("10.255.0.4")).rejected
+    assert applier.check(text("10.255.0.4")).sent == 0
+    assert len(batches) == 1 and "no network" not in batches[0], batches
+    assert "ovnfrr-origin-nh-10.255.0.3" not in running(lab)
+    wait_for(lambda: hop_at_tor() == "10.255.0.4", timeout=60, what="next hop .4 at tor1")

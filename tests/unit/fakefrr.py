@@ -4,10 +4,11 @@ It keeps the config as a tree and applies a batch line by line the way FRR treat
 commands ovn-frr sends (measured on FRR 8.4 and 10.3, see FIELD-NOTES): ``no X`` removes X
 with what it holds; ``no neighbor X remote-as A`` removes the neighbor everywhere in its
 instance; a neighbor line needs the neighbor; a second ``router bgp`` with another AS is
-refused; values such as ``neighbor X remote-as``, ``bgp router-id`` and ``fpm address`` are
-replaced in place; ``neighbor X bfd profile P`` shows an extra ``neighbor X bfd``. Lines can
-be made to fail (``reject``); a failed context line makes the rest of its block fail, and its
-``exit`` leaves config mode (FRR 8.4: every later line fails) or ends the batch (FRR >= 9.1).
+refused; values such as ``neighbor X remote-as``, a network's route-map, ``bgp router-id``
+and ``fpm address`` are replaced in place; ``neighbor X bfd profile P`` shows an extra
+``neighbor X bfd``. Lines can be made to fail (``reject``); a failed context line makes the
+rest of its block fail, and its ``exit`` leaves config mode (FRR 8.4: every later line fails)
+or ends the batch (FRR >= 9.1).
 """
 
 from __future__ import annotations
@@ -147,7 +148,9 @@ class FakeFrr:
             del ctx.children[f"no {line}"]
             return Node(line)
         words = line.split()
-        if line.startswith(REPLACED) or (len(words) == 4 and words[2] == "remote-as"):
+        if line.startswith(REPLACED) or (
+            len(words) == 4 and words[2] in ("remote-as", "route-map")
+        ):
             key = _key(line)
             for k in [k for k in ctx.children if _key(k) == key]:
                 del ctx.children[k]
@@ -169,6 +172,8 @@ def _key(line: str) -> str:
     words = line.split()
     if len(words) == 4 and words[0] == "neighbor" and words[2] == "remote-as":
         return " ".join(words[:3])
+    if len(words) == 4 and words[0] == "network" and words[2] == "route-map":
+        return " ".join(words[:2])  # a network's route-map is replaced in place
     for r in REPLACED:
         if line.startswith(r):
             return r

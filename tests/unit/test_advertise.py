@@ -173,7 +173,10 @@ def test_malformed_vrf_name_ignores_that_router() -> None:
 def test_mixed_families_sort_and_group_per_vrf() -> None:
     s = state(router("static"), statics=(STATIC, StaticRoute.of("u2", "GR_node1",
                                                                 net("fd00:60::/64"))))  # fmt: skip
-    assert prefixes_by_vrf(announcements(s)) == {"": (net("10.50.0.0/16"), net("fd00:60::/64"))}
+    by_vrf = prefixes_by_vrf(announcements(s))
+    assert {k: tuple(v) for k, v in by_vrf.items()} == {
+        "": (net("10.50.0.0/16"), net("fd00:60::/64"))
+    }
 
 
 def test_static_routes_attach_to_their_router_and_only_destination_routes_count() -> None:
@@ -195,3 +198,38 @@ def test_static_routes_attach_to_their_router_and_only_destination_routes_count(
     assert attached.problems() == (
         "static route on GR_node1: ip_prefix 'not-a-prefix' is not a prefix",
     )
+
+
+def test_prefix_next_hops_go_with_their_family() -> None:
+    """dynamic-routing-v4/v6-prefix-nexthop (OVN 26.03): each family's prefixes carry their
+    next hop; the announcement set says which, and prefixes_by_vrf hands it on."""
+    v6_port = RouterPort.of("rtos-v6", (iface("fd00:10::1/64"),), bound_here=True)
+    r = router("connected", **{"dynamic-routing-v4-prefix-nexthop": "10.255.0.3",
+                               "dynamic-routing-v6-prefix-nexthop": "fd00:255::3"})  # fmt: skip
+    s = state(replace(r, ports=(*r.ports, v6_port)))
+    hops = {str(a.prefix): str(a.next_hop) for a in announcements(s)}
+    assert hops == {"10.244.1.0/24": "10.255.0.3", "10.255.0.0/24": "10.255.0.3",
+                    "fd00:10::/64": "fd00:255::3"}  # fmt: skip
+    assert prefixes_by_vrf(announcements(s))[""][net("fd00:10::/64")] == ip("fd00:255::3")
+
+
+def test_a_bad_prefix_next_hop_stops_that_router_with_a_reason() -> None:
+    for value, why in (("10.255.0", "is not an IP address"),
+                       ("fd00::3", "is not an IPv4 address (an IPv6 next hop for IPv4 is not "
+                                   "supported)"),
+                       ("127.0.0.1", "is not a usable next hop")):  # fmt: skip
+        s = state(router("connected", **{"dynamic-routing-v4-prefix-nexthop": value}))
+        assert announcements(s) == frozenset()
+        assert s.problems() == (
+            f"router GR_node1: dynamic-routing-v4-prefix-nexthop={value!r} {why}",
+        )
+
+
+def test_one_prefix_two_next_hops_the_choice_is_stable() -> None:
+    a = router("connected", **{"dynamic-routing-v4-prefix-nexthop": "10.255.0.9"})
+    b = replace(router("connected", **{"dynamic-routing-v4-prefix-nexthop": "10.255.0.3"}),
+                name="GR_other")  # fmt: skip
+    c = replace(router("connected"), name="GR_plain")
+    got = prefixes_by_vrf(announcements(state(a, b)))[""][net("10.244.1.0/24")]
+    assert got == ip("10.255.0.3")
+    assert prefixes_by_vrf(announcements(state(a, b, c)))[""][net("10.244.1.0/24")] is None

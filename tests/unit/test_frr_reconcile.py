@@ -341,3 +341,40 @@ def test_a_rejected_password_line_is_shown_masked() -> None:
     converge(applier, desired(TOR1 + 'password = "s3cr3t"\n'))
     (held,) = applier.held.values()
     assert show(held.line) == "router bgp 64512 > neighbor 10.255.0.2 password ****"
+
+
+def with_hops(hops: dict[str, str | None], vrf: str = "red") -> str:
+    """The desired config announcing prefix -> next hop (None: FRR's own) in ``vrf``."""
+    cfg = frr_settings(config.parse(BASE + TOR1))
+    nets = {ipaddress.ip_network(p): ipaddress.ip_address(h) if h else None
+            for p, h in hops.items()}  # fmt: skip
+    return render(desired_frr(cfg, {vrf: nets}))
+
+
+def test_a_prefix_next_hop_is_a_route_map_of_its_own_changed_in_place() -> None:
+    """dynamic-routing-v4/v6-prefix-nexthop: the prefix is originated through a route-map that
+    sets the next hop; a new next hop swaps the route-map on the same network line (no
+    withdrawal), and a route-map no prefix uses any more goes."""
+    text = with_hops({"10.0.0.0/24": "10.255.0.3", "fd00:10::/64": "fd00:255::3",
+                      "10.9.0.0/16": None})  # fmt: skip
+    assert "route-map ovnfrr-origin-nh-10.255.0.3 permit 10\n" in text
+    assert " set ip next-hop 10.255.0.3\n" in text
+    assert " set ipv6 next-hop global fd00:255::3\n" in text
+    assert "  network 10.0.0.0/24 route-map ovnfrr-origin-nh-10.255.0.3\n" in text
+    assert "  network 10.9.0.0/16 route-map ovnfrr-origin\n" in text
+    frr = FakeFrr()
+    applier = FrrApplier(frr)
+    converge(applier, text)
+    assert "network 10.0.0.0/24 route-map ovnfrr-origin-nh-10.255.0.3" in frr.running_config()
+    moved = with_hops({"10.0.0.0/24": "10.255.0.4", "fd00:10::/64": "fd00:255::3",
+                       "10.9.0.0/16": None})  # fmt: skip
+    sent = len(frr.batches)
+    converge(applier, moved)
+    batch = "".join(frr.batches[sent:])
+    assert "no network" not in batch, batch
+    assert "  network 10.0.0.0/24 route-map ovnfrr-origin-nh-10.255.0.4\n" in batch
+    assert "no route-map ovnfrr-origin-nh-10.255.0.3 permit 10\n" in batch
+    assert lines(frr) >= set(paths(parse(moved)))
+    assert "10.255.0.3" not in frr.running_config()
+    # a restarted agent adopts them as its own: nothing sent
+    assert FrrApplier(frr).check(moved).sent == 0

@@ -12,15 +12,16 @@ A router with ``dynamic-routing=true`` announces the classes of its
 
 With ``dynamic-routing-redistribute-local-only=true`` only what is served on this chassis is
 announced. ``dynamic-routing-advertise=false`` on a switch port, NAT, load balancer or static
-route opts that object out. Malformed options are parsed (and reported) in
-:mod:`ovn_frr.core.ovn`; the objects they govern are left out here.
+route opts that object out. A router's ``dynamic-routing-v4-prefix-nexthop`` /
+``-v6-prefix-nexthop`` is the next hop its prefixes are announced with. Malformed options are
+parsed (and reported) in :mod:`ovn_frr.core.ovn`; the objects they govern are left out here.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ovn_frr.core.model import Network
+from ovn_frr.core.model import Address, Network
 from ovn_frr.core.ovn import LogicalRouter, OvnState, host_route
 
 
@@ -31,6 +32,8 @@ class Announcement:
     vrf: str
     prefix: Network
     source: str
+    #: announced as the next hop (None: FRR's own address)
+    next_hop: Address | None = None
 
 
 def announcements(state: OvnState) -> frozenset[Announcement]:
@@ -58,7 +61,8 @@ def _router(r: LogicalRouter, state: OvnState, out: set[Announcement]) -> None:
         return gateway_here or r.distributed
 
     def add(prefix: Network, source: str) -> None:
-        out.add(Announcement(routing.vrf, prefix, source))
+        hop = routing.nexthop_v4 if prefix.version == 4 else routing.nexthop_v6
+        out.add(Announcement(routing.vrf, prefix, source, hop))
 
     for port in r.ports:
         if port.routing.advertise_problems:
@@ -102,12 +106,18 @@ def _router(r: LogicalRouter, state: OvnState, out: set[Announcement]) -> None:
                 add(st.prefix, f"static route {st.prefix} on {r.name}")
 
 
-def prefixes_by_vrf(items: frozenset[Announcement]) -> dict[str, tuple[Network, ...]]:
-    """What desired_frr takes: VRF name ("" = default) -> prefixes."""
-    out: dict[str, list[Network]] = {}
+def prefixes_by_vrf(items: frozenset[Announcement]) -> dict[str, dict[Network, Address | None]]:
+    """What desired_frr takes: VRF name ("" = default) -> prefix -> its next hop (None: FRR's
+    own address). Two routers announcing one prefix in one VRF with different next hops: the
+    one without, else the lowest address, wins (the same choice on every pass)."""
+    hops: dict[str, dict[Network, list[Address | None]]] = {}
     for a in sorted(items, key=announcement_order):
-        out.setdefault(a.vrf, []).append(a.prefix)
-    return {vrf: tuple(dict.fromkeys(nets)) for vrf, nets in out.items()}
+        hops.setdefault(a.vrf, {}).setdefault(a.prefix, []).append(a.next_hop)
+
+    def first(found: list[Address | None]) -> Address | None:
+        return min(found, key=lambda h: (0, 0) if h is None else (1, int(h)))
+
+    return {vrf: {p: first(h) for p, h in nets.items()} for vrf, nets in hops.items()}
 
 
 def announcement_order(a: Announcement) -> tuple[str, int, int, int, str]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from ovn_frr.core.model import Address, Network
 
@@ -120,6 +120,9 @@ class RouteMapEntry:
     set_large_community: str | None = None
     #: large communities matching this list are removed from the route
     delete_large_comm_list: str | None = None
+    #: the next hop set on the route (an address: ``set ip next-hop`` / ``set ipv6 next-hop
+    #: global``)
+    set_next_hop: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +173,8 @@ class BgpInstance:
     networks: Mapping[str, tuple[Network, ...]]
     origin_map: str
     evpn: EvpnSettings | None = None
+    #: prefixes originated with a route-map of their own (their next hop) instead
+    origin_maps: Mapping[Network, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,6 +210,13 @@ def _any_list(name: str, afi: str) -> PrefixList:
 
 
 ORIGIN_MAP = "ovnfrr-origin"
+
+
+def origin_map(hop: Address | None) -> str:
+    """The route-map a prefix is originated with: the origin community (and its next hop)."""
+    return ORIGIN_MAP if hop is None else f"{ORIGIN_MAP}-nh-{_token(str(hop))}"
+
+
 ORIGIN_LIST = "ovnfrr-origin"
 
 
@@ -261,8 +273,10 @@ def _match(seq: int, afi: str, plist: str) -> RouteMapEntry:
 def desired_frr(
     cfg: FrrSettings, networks: Mapping[str, Iterable[Network]] | None = None
 ) -> FrrModel:
-    """The FRR config for ``cfg`` announcing ``networks`` (VRF name, "" = default -> prefixes)."""
+    """The FRR config for ``cfg`` announcing ``networks`` (VRF name, "" = default -> prefixes;
+    a mapping prefix -> next hop (None: FRR's own address) where some have one)."""
     networks = networks or {}
+    hops: set[Address] = set()
     vrfs = sorted({nb.vrf for nb in cfg.neighbors} | set(networks)
                   | ({""} if cfg.evpn is not None else set()))  # fmt: skip
     lists: list[PrefixList] = []
@@ -270,7 +284,12 @@ def desired_frr(
     instances = []
     for vrf in vrfs:
         vtok = f"{_token(vrf)}-" if vrf else ""
-        wanted = {ipaddress.ip_network(p) for p in networks.get(vrf, ())}
+        given = networks.get(vrf, ())
+        wanted = {ipaddress.ip_network(p) for p in given}
+        origins = {}
+        if isinstance(given, Mapping):
+            origins = {p: origin_map(h) for p, h in given.items() if h is not None}
+            hops.update(h for h in given.values() if h is not None)
         evpn = cfg.evpn if not vrf else None
         if evpn is not None and evpn.vtep is not None:
             wanted.add(evpn.vtep)
@@ -308,11 +327,15 @@ def desired_frr(
                 )
             )
         instances.append(
-            BgpInstance(cfg.asn, vrf, cfg.router_id, tuple(neighbors), intent, ORIGIN_MAP, evpn)
+            BgpInstance(
+                cfg.asn, vrf, cfg.router_id, tuple(neighbors), intent, ORIGIN_MAP, evpn, origins
+            )
         )
     lists = list({pl.name: pl for pl in lists}.values())  # shared lists appear once
     origin = f"{cfg.asn}:4242:1"
-    maps.insert(0, RouteMap(ORIGIN_MAP, (RouteMapEntry(10, "permit", set_large_community=origin),)))
+    maps[:0] = [RouteMap(origin_map(h), (RouteMapEntry(10, "permit", set_large_community=origin,
+                                                       set_next_hop=str(h) if h else None),))
+                for h in [None, *sorted(hops, key=lambda h: (h.version, int(h)))]]  # fmt: skip
     communities = (LargeCommunityList(ORIGIN_LIST, origin),)
     return FrrModel(cfg.fpm, cfg.bfd_profiles, communities, tuple(lists), tuple(maps),
                     tuple(instances))  # fmt: skip

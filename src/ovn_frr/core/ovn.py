@@ -10,7 +10,9 @@ announces; a port whose ``dynamic-routing-redistribute`` has an unknown token an
 Options read:
 - Logical_Router: ``dynamic-routing`` (true|false), ``-redistribute`` (comma list of
   :data:`CLASSES`), ``-redistribute-local-only`` (true|false), ``-vrf-name`` (a VRF name),
-  ``-vrf-id`` (a kernel table id), ``-no-learning`` (true|false);
+  ``-vrf-id`` (a kernel table id), ``-no-learning`` (true|false), ``-v4-prefix-nexthop`` and
+  ``-v6-prefix-nexthop`` (the next hop its IPv4 / IPv6 prefixes are announced with: OVN 26.03's
+  options; an address of the router on a link it shares with the peers);
 - Logical_Router_Port: ``-redistribute`` (overrides the router's), ``-port-name`` (the host
   interface its next hops leave through), ``-no-learning``;
 - switch ports, NATs, load balancers and static routes: ``dynamic-routing-advertise=false``
@@ -33,6 +35,8 @@ OPT_VRF = "dynamic-routing-vrf-name"
 OPT_VRF_ID = "dynamic-routing-vrf-id"
 OPT_NO_LEARNING = "dynamic-routing-no-learning"
 OPT_PORT_NAME = "dynamic-routing-port-name"
+OPT_V4_NEXTHOP = "dynamic-routing-v4-prefix-nexthop"
+OPT_V6_NEXTHOP = "dynamic-routing-v6-prefix-nexthop"
 OPT_ADVERTISE = "dynamic-routing-advertise"
 
 CLASSES = frozenset({"connected", "connected-as-host", "static", "nat", "lb"})
@@ -80,6 +84,29 @@ def _classes(
     return frozenset(tokens)
 
 
+def _nexthop(
+    kind: str, name: str, options: Mapping[str, str], key: str, version: int, problems: list[str]
+) -> Address | None:
+    """A prefix next-hop option: an address of the prefixes' family (absent: None). OVN also
+    takes an IPv6 next hop for IPv4 prefixes (RFC 5549); ovn-frr does not: a problem."""
+    text = options.get(key, "").strip()
+    if not text:
+        return None
+    try:
+        addr = ipaddress.ip_address(text)
+    except ValueError:
+        problems.append(problem(kind, name, key, text, "is not an IP address"))
+        return None
+    if addr.version != version:
+        why = f"is not an IPv{version} address (an IPv6 next hop for IPv4 is not supported)"
+        problems.append(problem(kind, name, key, text, why))
+        return None
+    if addr.is_unspecified or addr.is_multicast or addr.is_loopback or addr.is_link_local:
+        problems.append(problem(kind, name, key, text, "is not a usable next hop"))
+        return None
+    return addr
+
+
 @dataclass(frozen=True, slots=True)
 class RouterRouting:
     """A router's parsed ``dynamic-routing*`` options."""
@@ -91,6 +118,9 @@ class RouterRouting:
     vrf: str = ""
     vrf_id: int | None = None
     learning: bool = True
+    #: the next hop announced with its IPv4 / IPv6 prefixes (None: FRR's own address)
+    nexthop_v4: Address | None = None
+    nexthop_v6: Address | None = None
     #: malformed options that stop announcing / learning for this router
     advertise_problems: tuple[str, ...] = ()
     learn_problems: tuple[str, ...] = ()
@@ -152,6 +182,8 @@ class RouterRouting:
             vrf=vrf,
             vrf_id=vrf_id,
             learning=not no_learning,
+            nexthop_v4=_nexthop(kind, name, options, OPT_V4_NEXTHOP, 4, adv),
+            nexthop_v6=_nexthop(kind, name, options, OPT_V6_NEXTHOP, 6, adv),
             advertise_problems=tuple(both + adv),
             learn_problems=tuple(both + learn),
         )

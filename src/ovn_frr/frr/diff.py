@@ -96,10 +96,13 @@ def negate(line: str) -> str:
 
 def _key(line: str) -> str | None:
     """Lines that a new value replaces in place: removing the old one first would do harm
-    (``no neighbor X remote-as A`` deletes the whole neighbor)."""
+    (``no neighbor X remote-as A`` deletes the whole neighbor; ``no network P`` withdraws P
+    where a new route-map would only change what it is sent with)."""
     words = line.split()
     if len(words) == 4 and words[0] == "neighbor" and words[2] == "remote-as":
         return " ".join(words[:3])
+    if len(words) == 4 and words[0] == "network" and words[2] == "route-map":
+        return " ".join(words[:2])
     return None
 
 

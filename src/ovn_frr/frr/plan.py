@@ -7,7 +7,7 @@ restarted agent finds its own lines without any memory of what it applied. Owner
 from the config itself:
 
 - objects named ``ovnfrr-*`` (prefix-lists, route-maps, large-community lists), all their lines;
-- ``network P route-map ovnfrr-origin`` lines, in any BGP instance;
+- ``network P route-map ovnfrr-origin[-nh-HOP]`` lines, in any BGP instance;
 - the neighbors of the node config: the attributes ovn-frr renders (:data:`NEIGHBOR_ATTRS`),
   in the address families ovn-frr activates them in; other lines an operator added to such a
   neighbor (``shutdown``, another address family) stay;
@@ -35,7 +35,6 @@ from ovn_frr.frr.diff import Batch, Node, Path, build, diff_trees, parse, paths
 
 #: ovn-frr's objects are named with it
 MARK = "ovnfrr-"
-ORIGIN = f" route-map {ORIGIN_MAP}"
 NEIGHBOR_ATTRS = frozenset(
     {"remote-as", "description", "password", "timers", "ebgp-multihop", "update-source", "bfd",
      "activate", "route-map", "maximum-prefix"}
@@ -64,8 +63,11 @@ def object_name(line: str) -> str | None:
 
 
 def origin_network(line: str) -> bool:
-    """A ``network`` line that ovn-frr originates (through its origin route-map)."""
-    return line.startswith("network ") and line.endswith(ORIGIN)
+    """A ``network`` line that ovn-frr originates (through its origin route-map, or one of the
+    origin route-maps with a next hop)."""
+    words = line.split()
+    return (len(words) == 4 and words[0] == "network" and words[2] == "route-map"
+            and words[3].startswith(ORIGIN_MAP))  # fmt: skip
 
 
 def neighbor_of(line: str) -> tuple[str, str] | None:

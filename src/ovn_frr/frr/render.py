@@ -101,6 +101,10 @@ def render_route_maps(maps: Iterable[RouteMap]) -> str:
                 out.append(f" set large-community {e.set_large_community} additive")
             if e.delete_large_comm_list:
                 out.append(f" set large-comm-list {e.delete_large_comm_list} delete")
+            if e.set_next_hop:
+                ip = "ipv6" if ":" in e.set_next_hop else "ip"
+                glob = " global" if ip == "ipv6" else ""
+                out.append(f" set {ip} next-hop{glob} {e.set_next_hop}")
             out.append("exit")
     return "".join(f"{line}\n" for line in out)
 
@@ -165,7 +169,7 @@ def render_bgp(b: BgpInstance) -> str:
         if not members and not nets:
             continue
         lines.append(f" address-family {afi} unicast")
-        lines += [f"  network {p} route-map {b.origin_map}" for p in nets]
+        lines += [f"  network {p} route-map {b.origin_maps.get(p, b.origin_map)}" for p in nets]
         for n in members:
             lines += [
                 f"  neighbor {n.address} activate",

@@ -119,7 +119,7 @@ def _host_addrs(h: Host, ns: str, ipv6: bool) -> None:
     run([sys.executable, "-c", TX_OFF, "eth0"], netns=ns)
 
 
-def _veth_host(lab: Lab, h: Host, member: str, prefix: str, ipv6: bool) -> str:
+def veth_host(lab: Lab, h: Host, member: str, prefix: str, ipv6: bool) -> str:
     """``h``'s namespace with ``eth0`` addressed, a veth whose other end, ``<prefix><name>``,
     is in ``member``'s namespace (returned)."""
     ns = _host_ns(lab, h, ipv6)
@@ -133,7 +133,7 @@ def _veth_host(lab: Lab, h: Host, member: str, prefix: str, ipv6: bool) -> str:
 def host(lab: Lab, h: Host, vtep: str, ipv6: bool = True) -> None:
     """A host behind ``vtep``'s bridge, its MAC and IPs written for zebra to announce."""
     vns = lab.netns(vtep)
-    port = _veth_host(lab, h, vtep, "h-", ipv6)
+    port = veth_host(lab, h, vtep, "h-", ipv6)
     run(["ip", "link", "set", port, "master", BRIDGE, "mtu", str(MTU)], netns=vns)
     run(["bridge", "link", "set", "dev", port, "learning", "off"], netns=vns)
     run(["ip", "link", "set", port, "up"], netns=vns)
@@ -155,7 +155,7 @@ def plug(lab: Lab, h: Host, node: str, ipv6: bool = True) -> None:
     """``h`` as a VIF on ``node``: a veth into br-int with ``iface-id`` (as OVN's own system
     tests with the userspace datapath do)."""
     nns = lab.netns(node)
-    port = _veth_host(lab, h, node, "vif-", ipv6)
+    port = veth_host(lab, h, node, "vif-", ipv6)
     run(["ip", "link", "set", port, "up", "mtu", str(MTU)], netns=nns)
     run([sys.executable, "-c", TX_OFF, port], netns=nns)
     lab.chassis[node].vsctl("add-port", "br-int", port, "--", "set", "Interface", port,

@@ -308,16 +308,26 @@ class Lab:
         """Blackhole the link both ways without carrier loss (permanent bogus neighbors)."""
         for a, b in ((local, remote), (remote, local)):
             la = self.link(a, b, vrf)
+            dev = self.address_device(la)
             for addr in (la.peer_v4, la.peer_v6):
                 run(["ip", "neigh", "replace", str(addr), "lladdr", BLACKHOLE_MAC,
-                     "dev", la.ifname, "nud", "permanent"], netns=self.netns(a))  # fmt: skip
+                     "dev", dev, "nud", "permanent"], netns=self.netns(a))  # fmt: skip
 
     def restore(self, local: str, remote: str, vrf: str = "") -> None:
         for a, b in ((local, remote), (remote, local)):
             la = self.link(a, b, vrf)
+            dev = self.address_device(la)
             for addr in (la.peer_v4, la.peer_v6):
-                run(["ip", "neigh", "del", str(addr), "dev", la.ifname],
+                run(["ip", "neigh", "del", str(addr), "dev", dev],
                     netns=self.netns(a), check=False)  # fmt: skip
+
+    def address_device(self, la: LinkAddrs) -> str:
+        """The device that holds ``la``'s local address: the link's interface, unless a wiring
+        moved the address (:func:`ovn_frr.lab.vrflite.shared_gateway`)."""
+        out = run(["ip", "-json", "-4", "addr", "show", "to", f"{la.v4.ip}/32"],
+                  netns=self.netns(la.local))  # fmt: skip
+        found = [x["ifname"] for x in json.loads(out or "[]") if x.get("addr_info")]
+        return found[0] if found else la.ifname
 
     def _write_state(self) -> None:
         state = {

@@ -202,13 +202,29 @@ class VrfTenant:
     router: str
     uplink: str  # the router's port on the VRF's link
     subnet: str  # the tenant network behind the router (the same in every VRF)
-    vm: tuple[str, str]  # (LSP name, IPv4)
+    vm: tuple[str, str, str]  # (LSP name, MAC, IPv4)
+    #: with ``gateway``: the router's own addresses on the link (its announced next hops)
+    gateway_v4: str = ""
+    gateway_v6: str = ""
 
 
-def vrf_lite_node(lab: Lab, node: str = "node1", subnet: str = "10.0.0.0/24") -> list[VrfTenant]:
+#: the host number of a gateway router on its VRF link (the node is 1, the ToR 2)
+GATEWAY_HOST = 3
+
+
+def vrf_lite_node(
+    lab: Lab, node: str = "node1", subnet: str = "10.0.0.0/24", gateway: bool = False
+) -> list[VrfTenant]:
     """VRF-Lite, one OVN network per VRF link of ``node``: a gateway router ``GR_<vrf>`` pinned
-    to the node with ``dynamic-routing-vrf-name=<vrf>``, its uplink on the link's addresses and
-    a tenant switch behind it. Every tenant uses the same ``subnet`` (they never meet)."""
+    to the node with ``dynamic-routing-vrf-name=<vrf>`` and a tenant switch behind it. Every
+    tenant uses the same ``subnet`` (they never meet).
+
+    Without ``gateway`` the router's uplink has the node's link addresses and no data path
+    (control plane only). With ``gateway`` (see :mod:`ovn_frr.lab.vrflite`, which wires the
+    node) the uplink has addresses of its own on the link (host ``GATEWAY_HOST``), reached
+    through a localnet port on ``phys-<vrf>``, learns through the host interface ``br-<vrf>``
+    and asks for its prefixes to be announced with its own addresses as next hops
+    (``dynamic-routing-v4/v6-prefix-nexthop``, OVN 26.03's options)."""
     assert lab.ovn is not None
     net, plen = subnet.split("/")
     base = net.rsplit(".", 1)[0]
@@ -220,14 +236,37 @@ def vrf_lite_node(lab: Lab, node: str = "node1", subnet: str = "10.0.0.0/24") ->
         vrf, gr = la.vrf, f"GR_{la.vrf}"
         uplink, down, switch, vm = f"rtoe-{gr}", f"rtos-{gr}", f"net-{vrf}", f"vm-{vrf}"
         n = la.index
+        vm_mac = f"02:00:0a:00:{n:02x}:05"
+        gw4 = gw6 = ""
+        if gateway:
+            gw4 = str(la.v4.network.network_address + GATEWAY_HOST)
+            gw6 = str(la.v6.network.network_address + GATEWAY_HOST)
+            nets = [f"{gw4}/{la.v4.network.prefixlen}", f"{gw6}/{la.v6.network.prefixlen}"]
+            ext, ln, etor = f"ext-{vrf}", f"ln-{vrf}", f"etor-{gr}"
+            cmds = [
+                ["ls-add", ext],
+                ["lsp-add", ext, ln],
+                ["lsp-set-type", ln, "localnet"],
+                ["lsp-set-addresses", ln, "unknown"],
+                ["lsp-set-options", ln, f"network_name=phys-{vrf}"],
+                ["lsp-add", ext, etor],
+                ["lsp-set-type", etor, "router"],
+                ["lsp-set-addresses", etor, "router"],
+                ["lsp-set-options", etor, f"router-port={uplink}"],
+            ]
+            port_name = f"br-{vrf}"
+            nexthops = [f"options:dynamic-routing-v4-prefix-nexthop={gw4}",
+                        f"options:dynamic-routing-v6-prefix-nexthop={gw6}"]  # fmt: skip
+        else:
+            nets, cmds, port_name, nexthops = [str(la.v4)], [], la.ifname, []
         cmds = [
             ["lr-add", gr],
             ["set", "Logical_Router", gr, f"options:chassis={node}",
              "options:dynamic-routing=true", f"options:dynamic-routing-vrf-name={vrf}",
-             "options:dynamic-routing-redistribute=connected"],
-            ["lrp-add", gr, uplink, f"02:00:0a:ff:{n:02x}:01", str(la.v4)],
+             "options:dynamic-routing-redistribute=connected", *nexthops],
+            ["lrp-add", gr, uplink, f"02:00:0a:ff:{n:02x}:01", *nets],
             ["set", "Logical_Router_Port", uplink,
-             f"options:dynamic-routing-port-name={la.ifname}"],
+             f"options:dynamic-routing-port-name={port_name}"],
             ["lrp-add", gr, down, f"02:00:0a:00:{n:02x}:01", f"{base}.1/{plen}"],
             ["ls-add", switch],
             ["lsp-add", switch, f"stor-{gr}"],
@@ -235,10 +274,11 @@ def vrf_lite_node(lab: Lab, node: str = "node1", subnet: str = "10.0.0.0/24") ->
             ["lsp-set-addresses", f"stor-{gr}", "router"],
             ["lsp-set-options", f"stor-{gr}", f"router-port={down}"],
             ["lsp-add", switch, vm],
-            ["lsp-set-addresses", vm, f"02:00:0a:00:{n:02x}:05 {base}.5"],
+            ["lsp-set-addresses", vm, f"{vm_mac} {base}.5"],
+            *cmds,
         ]  # fmt: skip
         for cmd in cmds:
             args += ["--", *cmd]
-        out.append(VrfTenant(vrf, gr, uplink, subnet, (vm, f"{base}.5")))
+        out.append(VrfTenant(vrf, gr, uplink, subnet, (vm, vm_mac, f"{base}.5"), gw4, gw6))
     lab.ovn.nbctl(*args[1:])
     return out

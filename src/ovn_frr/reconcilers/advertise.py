@@ -9,7 +9,7 @@ restarted while NB is down withdraws nothing).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from ovn_frr.core.advertise import (
@@ -23,7 +23,9 @@ from ovn_frr.core.ovn import OvnState
 from ovn_frr.reconcilers.base import LIST_LIMIT, Cell, Sample, Signal, TracePart, Worker
 
 #: VRF name ("" default) -> prefixes to announce; None: not known yet
-Networks = Mapping[str, tuple[Network, ...]] | None
+#: VRF name -> prefixes: a mapping prefix -> next hop (None: FRR's own address) from OVN, any
+#: collection of prefixes where none has a next hop
+Networks = Mapping[str, Collection[Network]] | None
 
 
 class AdvertiseReconciler:
@@ -49,7 +51,7 @@ class AdvertiseReconciler:
         ordered = sorted(self.items, key=announcement_order)
         return {
             "advertised": [{"vrf": x.vrf or "default", "prefix": str(x.prefix),
-                            "source": x.source} for x in ordered[:LIST_LIMIT]],
+                            "source": x.source, **_hop(x)} for x in ordered[:LIST_LIMIT]],
             "advertised_total": len(self.items),
             "advertised_by_vrf": self._by_vrf(),
         }  # fmt: skip
@@ -71,13 +73,19 @@ class AdvertiseReconciler:
     async def trace(self, prefix: Network) -> TracePart:
         ours = sorted((x for x in self.items if x.prefix == prefix), key=announcement_order)
         return TracePart(
-            {"advertise": [{"vrf": x.vrf or "default", "source": x.source} for x in ours]},
+            {"advertise": [{"vrf": x.vrf or "default", "source": x.source, **_hop(x)}
+                           for x in ours]},
             tuple(f"OVN {x.source} -> announce {prefix} in VRF {x.vrf or 'default'}"
-                  for x in ours),
+                  + (f" with next hop {x.next_hop}" if x.next_hop else "") for x in ours),
         )  # fmt: skip
 
     async def close(self) -> None:
         self.cpu.close()
+
+
+def _hop(a: Announcement) -> dict[str, str]:
+    """The next hop of an announcement, where it has one (status and trace)."""
+    return {"next_hop": str(a.next_hop)} if a.next_hop else {}
 
 
 def _announce(state: OvnState) -> tuple[frozenset[Announcement], Networks]:

@@ -17,11 +17,11 @@ import asyncio
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict
 from typing import Any, Protocol
 
-from ovn_frr.core.frr_model import ORIGIN_MAP, FrrSettings, desired_frr
+from ovn_frr.core.frr_model import FrrSettings, desired_frr, origin_map
 from ovn_frr.core.model import Network
 from ovn_frr.frr.apply import CheckResult, FrrApplier, show
 from ovn_frr.frr.diff import Path, parse, paths
@@ -253,7 +253,9 @@ class FrrReconciler:
                 running = set()
         for vrf in vrfs:
             instance = router_bgp(self.settings.asn, vrf)
-            line = f"network {prefix} route-map {ORIGIN_MAP}"
+            given = nets[vrf]
+            hop = given.get(prefix) if isinstance(given, Mapping) else None
+            line = f"network {prefix} route-map {origin_map(hop)}"
             there = (instance, f"address-family {afi} unicast", line) in running
             peers = advertised_to(await bgp(vrf))
             networks.append({"vrf": vrf or "default", "in_running_config": there,

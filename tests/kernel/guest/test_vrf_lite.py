@@ -1,7 +1,9 @@
 """VRF-Lite on a kernel with VRFs: node1 has two VRFs, red and blue, each on a link of its own
 to tor1 (which has the same two VRFs). Each OVN network's gateway router names its VRF; the
-tenants overlap (10.0.0.0/24 in both). What tor1 sends in red reaches red's router only, and
-each tenant's subnet is announced in its own VRF only."""
+tenants overlap (10.0.0.0/24 in both, and a host 198.51.100.10 behind each of tor1's VRFs).
+What tor1 sends in red reaches red's router only, each tenant's subnet is announced in its own
+VRF only (with its router as next hop), and a VM pings the host of its own VRF, never the
+other one (node1 is wired as ovn-kubernetes' shared gateway: :mod:`ovn_frr.lab.vrflite`)."""
 
 from __future__ import annotations
 
@@ -13,8 +15,18 @@ import pytest
 
 from ovn_frr.lab import Lab, LabSpec, LinkSpec, NodeSpec, PeerSpec, wait_for
 from ovn_frr.lab.agent import AgentProcess, neighbors_config
+from ovn_frr.lab.evpn import ping
 from ovn_frr.lab.nbtopo import VrfTenant, vrf_lite_node
 from ovn_frr.lab.proc import LabTimeout, run
+from ovn_frr.lab.vrflite import (
+    HOST_NET,
+    HOST_NUM,
+    diagnose,
+    rx_packets,
+    shared_gateway,
+    tenant_vm,
+    tor_host,
+)
 from tests.e2e.conftest import FAST_SYNC
 
 METRICS_PORT = 9479
@@ -29,7 +41,11 @@ SPEC = LabSpec(
 @pytest.fixture(scope="module")
 def vrf_lab() -> Iterator[tuple[Lab, AgentProcess, dict[str, VrfTenant]]]:
     with Lab(SPEC) as lab:
-        tenants = {t.vrf: t for t in vrf_lite_node(lab)}
+        tenants = {t.vrf: t for t in vrf_lite_node(lab, gateway=True)}
+        for i, (vrf, tenant) in enumerate(sorted(tenants.items())):
+            shared_gateway(lab, "node1", vrf)
+            tor_host(lab, "tor1", vrf, f"0a:00:00:00:03:{i:02x}")
+            tenant_vm(lab, "node1", tenant)
         config = neighbors_config(lab, "node1", bfd_ms=100) + FAST_SYNC
         agent = AgentProcess.start(
             lab, "node1", config, agent=f'metrics_listen = "127.0.0.1:{METRICS_PORT}"\n'
@@ -89,10 +105,47 @@ def test_each_tenant_is_announced_in_its_own_vrf(
 ) -> None:
     lab, _agent, tenants = vrf_lab
     for vrf in ("red", "blue"):
-        hop = str(lab.link("tor1", "node1", vrf).peer_v4)
+        hop = tenants[vrf].gateway_v4  # dynamic-routing-v4-prefix-nexthop: the router itself
         want = tenants[vrf].subnet
         wait_for(lambda v=vrf, h=hop, w=want: w in learned(lab, v, h), timeout=120,  # type: ignore[misc]
                  what=f"{want} in tor1's VRF {vrf} via {hop}")  # fmt: skip
+
+
+def test_each_vm_reaches_the_host_of_its_own_vrf_only(
+    vrf_lab: tuple[Lab, AgentProcess, dict[str, VrfTenant]],
+) -> None:
+    """Real packets: vm-red (10.0.0.5 behind GR_red) pings 198.51.100.10, which is hred behind
+    tor1's VRF red and also hblue behind VRF blue. The echo goes GR_red -> br-red -> tor1 (the
+    imported route); the reply comes back to GR_red (tor1 learned the tenant with GR_red's
+    own address as next hop). hblue receives nothing while red pings, and the other way."""
+    lab, agent, tenants = vrf_lab
+    target = str(HOST_NET.network_address + HOST_NUM)
+    for vrf in ("red", "blue"):
+        lab.announcer("tor1", vrf).announce([str(HOST_NET)])
+    for vrf in ("red", "blue"):
+        t = tenants[vrf]
+        hop = str(lab.link("node1", "tor1", vrf).peer_v4)
+        wait_for(lambda r=t.router, h=hop: owned(lab, r).get(str(HOST_NET)) == {h},  # type: ignore[misc]
+                 timeout=120, what=f"{HOST_NET} on {t.router}")  # fmt: skip
+        wait_for(lambda v=vrf, t=t: t.subnet in learned(lab, v, t.gateway_v4),  # type: ignore[misc]
+                 timeout=120, what=f"{t.subnet} at tor1 in {vrf} via {t.gateway_v4}")  # fmt: skip
+    for vrf, other in (("red", "blue"), ("blue", "red")):
+        vm = tenants[vrf].vm[0]
+        quiet = rx_packets(lab, f"h{other}")
+        try:
+            wait_for(lambda v=vm: ping(lab, v, target), timeout=60, what="first ping")  # type: ignore[misc]
+        except LabTimeout:
+            assert lab.ovn is not None
+            raise AssertionError(
+                f"{vm} cannot ping {target}\n"
+                f"GR routes: {lab.ovn.nbctl('lr-route-list', tenants[vrf].router)}\n"
+                f"tor1 {vrf}: {run(['ip', 'route', 'show', 'vrf', vrf], netns=lab.netns('tor1'))}"
+                f"\n{diagnose(lab, 'node1', 'tor1', vrf)}\n"
+                f"agent: {agent.output()[-2000:]}"
+            ) from None
+        assert ping(lab, vm, target, count=3)
+        assert rx_packets(lab, f"h{other}") == quiet, f"{vm}'s pings reached h{other}"
+        assert rx_packets(lab, f"h{vrf}") > 0
 
 
 def learned(lab: Lab, vrf: str, hop: str) -> set[str]:
