@@ -48,8 +48,24 @@ def cases() -> dict[str, FrrModel]:
         + 'route_targets_import = ["65000:100", "65001:100"]\n'
         + 'route_targets_export = ["65000:100"]\n'
     )
+    # EVPN type-5: VRF red's L3VNI, its tenant announced with the router as next hop
+    type5 = config.parse(
+        BASE
+        + '[[bgp.neighbors]]\naddress = "10.255.8.2"\nremote_as = 65001\n'
+        + 'address_families = ["ipv4-unicast", "l2vpn-evpn"]\n'
+        + "[vrfs.red]\nl3vni = 1000\n"
+    )
     return {
         "example-no-intent": desired_frr(frr_settings(example)),
+        "type5-l3vni": desired_frr(
+            frr_settings(type5),
+            {
+                "red": {
+                    ipaddress.ip_network("10.0.0.0/24"): ipaddress.ip_address("169.254.0.3"),
+                    ipaddress.ip_network("fd00:10::/64"): None,
+                }
+            },
+        ),
         "example-with-intent": desired_frr(
             frr_settings(example),
             {"": _nets("10.128.0.0/23", "10.128.2.5/32", "172.20.0.10/32", "10.9.0.0/16")},

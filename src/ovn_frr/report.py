@@ -51,7 +51,7 @@ def status_doc(info: AgentInfo, runners: Sequence[Runner], now: float) -> dict[s
 
 def vrf_summary(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Per VRF: BGP sessions (up / all neighbors), the kernel tables the import reads, route
-    rows imported, prefixes announced, and the L3VNI (EVPN type-5; none yet)."""
+    rows imported, prefixes announced, and the L3VNI (EVPN type-5)."""
     vrfs: dict[str, dict[str, Any]] = {}
 
     def of(name: str) -> dict[str, Any]:
@@ -74,6 +74,8 @@ def vrf_summary(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
             v["tables"].append(x["table"])
     for vrf, n in doc.get("advertised_by_vrf", {}).items():
         of(vrf)["advertised"] += n
+    for x in doc.get("l3vnis", []):
+        of(x["vrf"])["l3vni"] = x["vni"]
     return [vrfs[k] for k in sorted(vrfs, key=lambda k: (k != "default", k))]
 
 

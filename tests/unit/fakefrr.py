@@ -6,9 +6,10 @@ with what it holds; ``no neighbor X remote-as A`` removes the neighbor everywher
 instance; a neighbor line needs the neighbor; a second ``router bgp`` with another AS is
 refused; values such as ``neighbor X remote-as``, a network's route-map, ``bgp router-id``
 and ``fpm address`` are replaced in place; ``neighbor X bfd profile P`` shows an extra
-``neighbor X bfd``. Lines can be made to fail (``reject``); a failed context line makes the
-rest of its block fail, and its ``exit`` leaves config mode (FRR 8.4: every later line fails)
-or ends the batch (FRR >= 9.1).
+``neighbor X bfd``; a VRF's BGP instance is not removed while the VRF has an L3VNI. Lines
+can be made to fail (``reject``); a failed context line makes the rest of its block fail, and
+its ``exit`` leaves config mode (FRR 8.4: every later line fails) or ends the batch (FRR >=
+9.1).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ REPLACED = ("bgp router-id", "fpm address", "receive-interval", "transmit-interv
             "detect-multiplier")  # fmt: skip
 
 
-EXITS = ("exit", "exit-address-family", "exit-vni")
+EXITS = ("exit", "exit-address-family", "exit-vni", "exit-vrf")
 
 
 class FakeFrr:
@@ -116,6 +117,10 @@ class FakeFrr:
             return {"network": "Can't find static route specified"}.get(
                 words[1], "Could not find route-map entry"
             )
+        if not path and line.startswith("no router bgp ") and " vrf " in line:
+            vrf = self.tree.children.get(f"vrf {words[-1]}", Node(""))
+            if any(k.startswith("vni ") for k in vrf.children):
+                return "% Please unconfigure l3vni"
         if not path and line.startswith("router bgp ") and " vrf " not in line:
             for other in self.tree.children:
                 if other.startswith("router bgp ") and " vrf " not in other and other != line:

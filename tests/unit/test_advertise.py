@@ -218,6 +218,7 @@ def test_a_bad_prefix_next_hop_stops_that_router_with_a_reason() -> None:
                        ("fd00::3", "is not an IPv4 address (an IPv6 next hop for IPv4 is not "
                                    "supported)"),
                        ("127.0.0.1", "is not a usable next hop")):  # fmt: skip
+        # (169.254.0.0/16 is fine: a transit into OVN may use it)
         s = state(router("connected", **{"dynamic-routing-v4-prefix-nexthop": value}))
         assert announcements(s) == frozenset()
         assert s.problems() == (

@@ -264,6 +264,27 @@ BAD_CONFIGS = [
         ],
     ),
     (
+        "l3vni",
+        BASE
+        + NEIGHBOR
+        + "[evpn.vnis.100]\n[vrfs.red]\nl3vni = 100\n[vrfs.blue]\nl3vni = 100\n"
+        + "[vrfs.green]\nl3vni = 16777216\n",
+        [
+            "vrfs.green.l3vni: 16777216 is too large (maximum 16777215)",
+        ],
+    ),
+    (
+        "l3vni cross-key",
+        BASE + NEIGHBOR + "[evpn.vnis.100]\n[vrfs.red]\nl3vni = 100\n[vrfs.blue]\nl3vni = 100\n",
+        [
+            "vrfs.blue.l3vni: 100 is also in evpn.vnis (an L2VNI's overrides)",
+            "vrfs.blue.l3vni: needs EVPN: a neighbor with l2vpn-evpn in its address_families",
+            "vrfs.red.l3vni: 100 is already the L3VNI of VRF blue",
+            "vrfs.red.l3vni: 100 is also in evpn.vnis (an L2VNI's overrides)",
+            "vrfs.red.l3vni: needs EVPN: a neighbor with l2vpn-evpn in its address_families",
+        ],
+    ),
+    (
         "toml syntax",
         "[bgp\nasn = 1\n",
         [

@@ -83,7 +83,7 @@ def _lines(node: Node, path: tuple[str, ...] = ()) -> set[tuple[str, ...]]:
     out = set()
     for line, child in node.children.items():
         sub = _lines(child, (*path, line))
-        if not (line.startswith(("router bgp ", "bfd", "address-family ")) and not sub):
+        if not (line.startswith(("router bgp ", "bfd", "address-family ", "vrf ")) and not sub):
             out.add((*path, line))  # an emptied shared context is left in place: ignore it
         out |= sub
     return out

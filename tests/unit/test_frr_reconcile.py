@@ -378,3 +378,50 @@ def test_a_prefix_next_hop_is_a_route_map_of_its_own_changed_in_place() -> None:
     assert "10.255.0.3" not in frr.running_config()
     # a restarted agent adopts them as its own: nothing sent
     assert FrrApplier(frr).check(moved).sent == 0
+
+
+def with_l3vni(l3vni: int | None, vrfs: str = "[vrfs.red]\n") -> str:
+    evpn = (
+        '[[bgp.neighbors]]\naddress = "10.255.0.2"\nremote_as = 65001\n'
+        'address_families = ["ipv4-unicast", "l2vpn-evpn"]\n'
+    )
+    vni = f"l3vni = {l3vni}\n" if l3vni else ""
+    cfg = frr_settings(config.parse(BASE + evpn + vrfs + vni))
+    return render(desired_frr(cfg, {"red": [ipaddress.ip_network("10.0.0.0/24")]}))
+
+
+def test_an_l3vni_maps_the_vrf_and_announces_type5_and_goes_without_the_vrf() -> None:
+    """[vrfs.red] l3vni: FRR's `vrf red / vni N` and `advertise ipv4/ipv6 unicast` in red's
+    instance; without it both go (the L3VNI first: FRR refuses to remove an instance whose
+    VRF has one), and `vrf red` itself is never negated. An operator's line in `vrf red`
+    stays."""
+    text = with_l3vni(1000)
+    assert "vrf red\n vni 1000\nexit-vrf\n" in text
+    assert " address-family l2vpn evpn\n  advertise ipv4 unicast\n  advertise ipv6 unicast\n" in (
+        text)  # fmt: skip
+    frr = FakeFrr()
+    frr.apply_batch("vrf red\n ip route 192.0.2.0/24 blackhole\nexit-vrf\n")
+    cfg = frr_settings(config.parse(BASE + TOR1 + "[vrfs.red]\n"))
+    applier = FrrApplier(frr, managed_vrfs=cfg.managed_vrfs)
+    converge(applier, text)
+    assert lines(frr) >= set(paths(parse(text)))
+    assert FrrApplier(frr, managed_vrfs=cfg.managed_vrfs).check(text).sent == 0
+    sent = len(frr.batches)
+    converge(applier, with_l3vni(None))
+    batch = "".join(frr.batches[sent:])
+    assert "vrf red\n no vni 1000\nexit-vrf\n" in batch, batch
+    assert "no vrf red" not in batch
+    assert batch.index("no vni 1000") < batch.index("advertise")
+    running = frr.running_config()
+    assert "vni 1000" not in running and "advertise ipv4 unicast" not in running
+    assert "ip route 192.0.2.0/24 blackhole" in running
+    # the L3VNI was all red's instance had: the instance goes too, after the L3VNI
+    converge(applier, with_l3vni(1000))
+    cfg_only = frr_settings(config.parse(BASE + TOR1 + "[vrfs.red]\n"))
+    converge(applier, render(desired_frr(cfg_only, {})))
+    assert "router bgp 64512 vrf red" not in frr.running_config()
+    assert "vni 1000" not in frr.running_config()
+    # a VRF the node config does not list: its L3VNI is the operator's
+    frr.apply_batch("vrf blue\n vni 2000\nexit-vrf\n")
+    converge(applier, with_l3vni(None))
+    assert "vni 2000" in frr.running_config()

@@ -10,11 +10,14 @@ from ovn_frr.core.vrf import (
     TABLE_BASE,
     KernelLink,
     KernelVrf,
+    L3vni,
+    L3vniPlan,
     VrfConfig,
     needed_vrfs,
+    plan_l3vnis,
     plan_vrfs,
 )
-from ovn_frr.kernel.vrf import ALIAS, parse_link, parse_vrfs
+from ovn_frr.kernel.vrf import ALIAS, parse_l3vnis, parse_link, parse_vrfs
 
 
 def links(*names: str, master: str = "") -> list[KernelLink]:
@@ -116,3 +119,42 @@ def test_vrfs_and_links_are_read_with_alias_and_members() -> None:
     assert parse_link([{"ifname": "eth2", "master": "br0"}]) == KernelLink("eth2", "br0")
     assert parse_link([{"ifname": "eth3"}]) == KernelLink("eth3", "")
     assert parse_link([]) is None
+
+
+def _dev(name: str, kind: str, alias: str = "", master: str = "", **data: Any) -> dict[str, Any]:
+    info = {"info_kind": kind, "info_data": data}
+    return {"ifname": name, "ifalias": alias, "master": master, "flags": ["UP"], "mtu": 1450,
+            "address": "aa:bb:cc:00:00:01", "linkinfo": info}  # fmt: skip
+
+
+def test_l3vni_devices_are_made_in_their_vrf_remade_when_wrong_and_removed_when_unneeded() -> None:
+    cfg = VrfConfig(l3vnis={"red": 1000, "blue": 2000}, vtep=("192.0.2.1", 4789, 1450))
+    vrfs = [KernelVrf("red", 1001, ours=False)]  # blue is not in the kernel yet
+    mark = "ovn-frr:l3vni:"
+    kernel = parse_l3vnis(
+        [
+            _dev("br-l3-1000", "bridge", f"{mark}1000", master="red"),
+            _dev("vx-l3-1000", "vxlan", f"{mark}1000", master="br-l3-1000", id=1000,
+                 local="192.0.2.9", port=4789),  # another VTEP: made again
+            _dev("br-l3-3000", "bridge", f"{mark}3000"),  # no longer configured: removed
+            _dev("br-l3-2000", "bridge", "operator's"),  # never touched
+        ],
+        cfg.l3vnis.values(),
+    )  # fmt: skip
+    plan = plan_l3vnis(cfg, vrfs, kernel)
+    assert plan.make == (L3vni(1000, "red", "192.0.2.1", 4789, 1450),)
+    assert set(plan.delete) == {"br-l3-1000", "vx-l3-1000", "br-l3-3000"}
+    assert plan.remove == (3000,)
+    assert plan.problems == (
+        "VRF blue: L3VNI 2000: br-l3-2000 exist and are not ovn-frr's (left as they are)",
+    )
+    good = parse_l3vnis(
+        [_dev("br-l3-1000", "bridge", f"{mark}1000", master="red"),
+         _dev("vx-l3-1000", "vxlan", f"{mark}1000", master="br-l3-1000", id=1000,
+              local="192.0.2.1", port=4789)],
+        [1000],
+    )  # fmt: skip
+    assert good[0].ready and good[0].router_mac == "aa:bb:cc:00:00:01"
+    assert plan_l3vnis(VrfConfig(l3vnis={"red": 1000}, vtep=cfg.vtep), vrfs, good) == L3vniPlan()
+    waiting = plan_l3vnis(VrfConfig(l3vnis={"green": 1000}, vtep=cfg.vtep), vrfs, [])
+    assert waiting.problems == ("VRF green: L3VNI 1000 waits for the VRF device",)

@@ -35,7 +35,25 @@ def check(cfg: NodeConfig) -> list[Problem]:
     neighbors = list(enumerate(cfg.bgp.neighbors))
     problems += _check_neighbors(neighbors, cfg.bgp.asn, set(cfg.bfd.profiles))
     problems += _check_evpn(cfg.evpn)
+    problems += _check_l3vnis(cfg)
     return problems
+
+
+def _check_l3vnis(cfg: NodeConfig) -> Iterator[Problem]:
+    seen: dict[int, str] = {}
+    evpn_on = any("l2vpn-evpn" in (nb.address_families or ()) for nb in cfg.bgp.neighbors)
+    for name, entry in sorted(cfg.vrfs.items()):
+        vni = entry.l3vni
+        if vni is None:
+            continue
+        path = f"vrfs.{name}.l3vni"
+        if vni in seen:
+            yield path, f"{vni} is already the L3VNI of VRF {seen[vni]}"
+        seen.setdefault(vni, name)
+        if str(vni) in cfg.evpn.vnis:
+            yield path, f"{vni} is also in evpn.vnis (an L2VNI's overrides)"
+        if not evpn_on:
+            yield path, "needs EVPN: a neighbor with l2vpn-evpn in its address_families"
 
 
 def _check_evpn(evpn: EvpnConfig) -> Iterator[Problem]:

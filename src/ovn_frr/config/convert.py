@@ -54,6 +54,8 @@ def frr_settings(cfg: NodeConfig) -> FrrSettings:
     return FrrSettings(
         cfg.bgp.asn, str(cfg.bgp.router_id), neighbors, profiles, (str(fpm.host), fpm.port),
         evpn_settings(cfg),
+        {name: v.l3vni for name, v in sorted(cfg.vrfs.items()) if v.l3vni is not None},
+        tuple(sorted(cfg.vrfs)),
     )  # fmt: skip
 
 
@@ -105,4 +107,6 @@ def vrf_config(cfg: NodeConfig) -> VrfConfig:
         tables={name: v.table for name, v in cfg.vrfs.items()},
         interfaces={name: v.interfaces for name, v in cfg.vrfs.items()},
         neighbors={name: tuple(addrs) for name, addrs in neighbors.items()},
+        l3vnis={name: v.l3vni for name, v in cfg.vrfs.items() if v.l3vni is not None},
+        vtep=(str(vtep_ip(cfg)), cfg.evpn.udp_port, cfg.evpn.mtu) if evpn_uses(cfg) else None,
     )

@@ -188,6 +188,10 @@ class VrfEntry(_Model):
     #: the dedicated links ovn-frr puts in the VRF it made (enslaving drops their IPv6
     #: addresses: configure those after, or with the link in the VRF)
     interfaces: Annotated[tuple[Annotated[str, Field(pattern=IFNAME)], ...], LAX] = ()
+    #: EVPN type-5 (symmetric IRB): the VRF's L3VNI. ovn-frr makes the L3VNI's bridge (the
+    #: SVI, in the VRF) and VXLAN device (the VTEP of ``[evpn]``), maps the VRF to the VNI in
+    #: FRR and announces the VRF's prefixes as type-5 (``advertise ipv4/ipv6 unicast``).
+    l3vni: Annotated[int, Field(ge=1, le=16_777_215)] | None = None
 
 
 class NodeConfig(_Model):

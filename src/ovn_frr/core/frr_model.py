@@ -87,6 +87,10 @@ class FrrSettings:
     fpm: tuple[str, int] | None = ("127.0.0.1", 2620)
     #: None: no EVPN (no neighbor carries l2vpn-evpn)
     evpn: EvpnSettings | None = None
+    #: EVPN type-5: VRF name -> its L3VNI (``[vrfs.NAME] l3vni``)
+    l3vnis: Mapping[str, int] = field(default_factory=dict)
+    #: the node config's VRFs (``[vrfs]``): their L3VNI lines are ovn-frr's
+    managed_vrfs: tuple[str, ...] = ()
 
 
 # --- the FRR config ovn-frr wants ---------------------------------------------------------------
@@ -175,6 +179,9 @@ class BgpInstance:
     evpn: EvpnSettings | None = None
     #: prefixes originated with a route-map of their own (their next hop) instead
     origin_maps: Mapping[Network, str] = field(default_factory=dict)
+    #: EVPN type-5: the VRF's L3VNI (``vrf X`` > ``vni N``, and its prefixes announced as
+    #: type-5 routes: ``advertise ipv4/ipv6 unicast``)
+    l3vni: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,7 +284,7 @@ def desired_frr(
     a mapping prefix -> next hop (None: FRR's own address) where some have one)."""
     networks = networks or {}
     hops: set[Address] = set()
-    vrfs = sorted({nb.vrf for nb in cfg.neighbors} | set(networks)
+    vrfs = sorted({nb.vrf for nb in cfg.neighbors} | set(networks) | set(cfg.l3vnis)
                   | ({""} if cfg.evpn is not None else set()))  # fmt: skip
     lists: list[PrefixList] = []
     maps: list[RouteMap] = []
@@ -328,7 +335,15 @@ def desired_frr(
             )
         instances.append(
             BgpInstance(
-                cfg.asn, vrf, cfg.router_id, tuple(neighbors), intent, ORIGIN_MAP, evpn, origins
+                cfg.asn,
+                vrf,
+                cfg.router_id,
+                tuple(neighbors),
+                intent,
+                ORIGIN_MAP,
+                evpn,
+                origins,
+                cfg.l3vnis.get(vrf) if vrf else None,
             )
         )
     lists = list({pl.name: pl for pl in lists}.values())  # shared lists appear once

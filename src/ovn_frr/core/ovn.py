@@ -101,7 +101,13 @@ def _nexthop(
         why = f"is not an IPv{version} address (an IPv6 next hop for IPv4 is not supported)"
         problems.append(problem(kind, name, key, text, why))
         return None
-    if addr.is_unspecified or addr.is_multicast or addr.is_loopback or addr.is_link_local:
+    # an IPv6 link-local one would need an interface (FRR sets a global next hop)
+    if (
+        addr.is_unspecified
+        or addr.is_multicast
+        or addr.is_loopback
+        or (addr.version == 6 and addr.is_link_local)
+    ):
         problems.append(problem(kind, name, key, text, "is not a usable next hop"))
         return None
     return addr

@@ -10,6 +10,13 @@ node config's ``vrfs.NAME.table``, else the router's ``dynamic-routing-vrf-id``,
 lowest table from ``TABLE_BASE`` no other VRF uses. An operator's VRF of that name (no mark)
 is used as it is: never changed, never removed. A VRF of ovn-frr's that nothing needs any
 more is removed (the kernel releases its interfaces).
+
+EVPN type-5: a VRF with an L3VNI (``[vrfs.NAME] l3vni``) gets a bridge ``br-l3-<vni>`` in the
+VRF (its SVI: zebra's router MAC is the bridge's) and a VXLAN device ``vx-l3-<vni>`` on it (the
+VTEP of ``[evpn]``, no learning, neighbour suppression), both marked ``ovn-frr:l3vni:<vni>``.
+They are made once the VRF is in the kernel (operator's or ovn-frr's), made again when they
+differ from that, and removed when the L3VNI goes from the node config. Devices of those
+names that are not ovn-frr's are never touched (a problem).
 """
 
 from __future__ import annotations
@@ -67,6 +74,95 @@ class VrfConfig:
     interfaces: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     #: VRF -> neighbors configured in it
     neighbors: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: EVPN type-5: VRF -> its L3VNI
+    l3vnis: Mapping[str, int] = field(default_factory=dict)
+    #: the VTEP of the L3VNIs: (local address, UDP port, MTU of the VXLAN device)
+    vtep: tuple[str, int, int] | None = None
+
+
+L3VNI_ALIAS = "ovn-frr:l3vni:"
+
+
+@dataclass(frozen=True, slots=True)
+class L3vni:
+    """An L3VNI's devices, as wanted or as the kernel has them."""
+
+    vni: int
+    vrf: str
+    local: str
+    port: int
+    mtu: int
+
+    @property
+    def bridge(self) -> str:
+        return f"br-l3-{self.vni}"
+
+    @property
+    def vxlan(self) -> str:
+        return f"vx-l3-{self.vni}"
+
+
+@dataclass(frozen=True, slots=True)
+class KernelL3vni:
+    """What the kernel has under an L3VNI's device names."""
+
+    vni: int
+    #: ovn-frr's devices (both marked), as they are (None: not both there, or not ovn-frr's)
+    found: L3vni | None
+    #: the names that exist but are not ovn-frr's
+    foreign: tuple[str, ...] = ()
+    #: the bridge (the SVI) and the VXLAN device are up, the VXLAN device on the bridge
+    ready: bool = False
+    #: the bridge's MAC: zebra's router MAC of the VRF
+    router_mac: str = ""
+    #: the devices under those names that are ovn-frr's (a half-made set too)
+    mine: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class L3vniPlan:
+    #: devices of ovn-frr's to delete (first)
+    delete: tuple[str, ...] = ()
+    #: devices to make
+    make: tuple[L3vni, ...] = ()
+    #: VNIs whose devices go (no L3VNI in the node config any more)
+    remove: tuple[int, ...] = ()
+    problems: tuple[str, ...] = ()
+
+
+def plan_l3vnis(
+    config: VrfConfig, vrfs: Iterable[KernelVrf], kernel: Iterable[KernelL3vni]
+) -> L3vniPlan:
+    """What to make and remove so that each configured L3VNI has its devices in its VRF.
+    ``kernel``: the configured VNIs' names as found, and every L3VNI device set of
+    ovn-frr's."""
+    have = {k.vni: k for k in kernel}
+    present = {v.name for v in vrfs}
+    make: list[L3vni] = []
+    delete: list[str] = []
+    problems: list[str] = []
+    wanted = set()
+    for vrf, vni in sorted(config.l3vnis.items()):
+        wanted.add(vni)
+        if config.vtep is None:
+            problems.append(f"VRF {vrf}: L3VNI {vni} needs EVPN (a VTEP address)")
+            continue
+        local, port, mtu = config.vtep
+        want = L3vni(vni, vrf, local, port, mtu)
+        cur = have.get(vni, KernelL3vni(vni, None))
+        if cur.foreign:
+            problems.append(f"VRF {vrf}: L3VNI {vni}: {', '.join(cur.foreign)} exist and are "
+                            "not ovn-frr's (left as they are)")  # fmt: skip
+            continue
+        if vrf not in present:
+            problems.append(f"VRF {vrf}: L3VNI {vni} waits for the VRF device")
+            continue
+        if cur.found != want or not cur.ready:
+            make.append(want)
+            delete += cur.mine
+    remove = tuple(sorted(v for v, k in have.items() if v not in wanted and k.mine))
+    delete += [n for v in remove for n in have[v].mine]
+    return L3vniPlan(tuple(delete), tuple(make), remove, tuple(problems))
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 STRUCTURAL = ("exit", "exit-address-family", "exit-vrf", "exit-vni", "!", "end")
 #: contexts shared with operator config: never removed as a whole
-SHARED = ("router bgp ", "bfd", "address-family ")
+SHARED = ("router bgp ", "bfd", "address-family ", "vrf ")
 
 #: a line with its contexts: ("router bgp 64512", "address-family ipv4 unicast", "network ...")
 Path = tuple[str, ...]
@@ -141,6 +141,8 @@ def _all(node: Node, path: Path) -> list[Change]:
 def _exit(context: str) -> str:
     if context.startswith("vni "):
         return "exit-vni"
+    if context.startswith("vrf "):
+        return "exit-vrf"
     return "exit-address-family" if context.startswith("address-family ") else "exit"
 
 

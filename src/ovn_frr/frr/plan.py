@@ -15,7 +15,11 @@ from the config itself:
   their lines (the neighbor is removed);
 - the BFD profiles of the node config: all their lines;
 - a BGP VRF instance that is not desired and holds nothing but ovn-frr's lines and the instance
-  settings ovn-frr renders: the whole instance.
+  settings ovn-frr renders: the whole instance;
+- in the VRFs of the node config's ``[vrfs]`` (``managed_vrfs``): the L3VNI (``vrf X`` >
+  ``vni N``) and ``advertise ipv4/ipv6 unicast`` under ``address-family l2vpn evpn`` of
+  ``router bgp ASN vrf X`` (EVPN type-5). Other lines of ``vrf X`` (an operator's static
+  routes) stay, and ``vrf X`` itself is never negated.
 
 Everything else is the operator's and never touched. Lines equal to desired ones count as
 ovn-frr's (they are not sent again).
@@ -48,6 +52,8 @@ INSTANCE_SETTINGS = (
 )
 
 Unit = tuple[str, ...]
+EVPN_FAMILY = "address-family l2vpn evpn"
+TYPE5_LINES = ("advertise ipv4 unicast", "advertise ipv6 unicast")
 
 
 def object_name(line: str) -> str | None:
@@ -114,9 +120,11 @@ class Owners:
     profiles: frozenset[str]
     #: (instance line, address-family line, neighbor address) the desired config renders
     families: frozenset[tuple[str, str, str]] = frozenset()
+    #: the VRFs of the node config (their L3VNI and type-5 lines are ovn-frr's)
+    vrfs: frozenset[str] = frozenset()
 
     @classmethod
-    def of(cls, desired: Node) -> Owners:
+    def of(cls, desired: Node, vrfs: Iterable[str] = ()) -> Owners:
         neighbors = set()
         families = set()
         for top, node in desired.children.items():
@@ -131,7 +139,7 @@ class Owners:
         profiles = set()
         if bfd is not None:
             profiles = {p.split()[1] for p in bfd.children if p.startswith("profile ")}
-        return cls(frozenset(neighbors), frozenset(profiles), frozenset(families))
+        return cls(frozenset(neighbors), frozenset(profiles), frozenset(families), frozenset(vrfs))
 
 
 def _instance(top: str, node: Node, want: Node, owners: Owners) -> list[Path]:
@@ -143,6 +151,7 @@ def _instance(top: str, node: Node, want: Node, owners: Owners) -> list[Path]:
         if n is not None and n[0] not in mine and f" route-map {MARK}" in path[-1]:
             stale.add(n[0])
     out = []
+    type5 = top.rsplit(" vrf ", maxsplit=1)[-1] in owners.vrfs if " vrf " in top else False
     for path in paths(node, (top,)):
         line = path[-1]
         n = neighbor_of(line)
@@ -150,6 +159,7 @@ def _instance(top: str, node: Node, want: Node, owners: Owners) -> list[Path]:
             _has(want, path[1:])
             or origin_network(line)
             or (n is not None and (n[0] in stale or _managed(owners, path, n, mine)))
+            or (type5 and path[1:2] == (EVPN_FAMILY,) and line.startswith(TYPE5_LINES))
         ):
             out.append(path)
     return out
@@ -189,6 +199,9 @@ def ours(running: Node, desired: Node, owners: Owners) -> Node:
                 name = line.split()[1] if line.startswith("profile ") else None
                 if name in owners.profiles:
                     keep += [(top, line), *paths(profile, (top, line))]
+        elif top.startswith("vrf ") and top[4:] in owners.vrfs:
+            vnis = [p for p in paths(node, (top,)) if p[-1].startswith("vni ")]
+            keep += [(top,), *vnis] if vnis else []
         elif (name := object_name(top)) is not None and name.startswith(MARK):
             keep += [(top,), *paths(node, (top,))]
         elif want is not None:
@@ -217,13 +230,15 @@ def plan(
     desired: str,
     held: Mapping[Unit, Iterable[Path]] | None = None,
     adopt_networks: bool = False,
+    managed_vrfs: Iterable[str] = (),
 ) -> Plan:
     """The batch that brings FRR from ``running`` to ``desired``. ``held``: units kept at the
     given lines (what FRR had before a batch that it rejected them in); ``adopt_networks``:
-    OVN's intent is not known yet, so the ``network`` lines FRR has stay as they are."""
+    OVN's intent is not known yet, so the ``network`` lines FRR has stay as they are;
+    ``managed_vrfs``: the node config's VRFs."""
     run = parse(running)
     want = parse(desired)
-    owners = Owners.of(want)
+    owners = Owners.of(want, managed_vrfs)
     if adopt_networks:
         want = build([*paths(want), *adopted_networks(run)])
     effective = _effective(want, held)

@@ -30,6 +30,7 @@ def render(model: FrrModel) -> str:
             render_large_community_lists(model.large_community_lists),
             render_prefix_lists(model.prefix_lists),
             render_route_maps(model.route_maps),
+            render_l3vnis(model.bgp),
             *(render_bgp(b) for b in model.bgp),
         )
     )
@@ -146,6 +147,11 @@ def render_vnis(evpn: EvpnSettings) -> list[str]:
     return lines
 
 
+def render_l3vnis(instances: Iterable[BgpInstance]) -> str:
+    """EVPN type-5: each VRF's L3VNI, as FRR shows it (``vrf X`` / `` vni N`` / ``exit-vrf``)."""
+    return "".join(f"vrf {b.vrf}\n vni {b.l3vni}\nexit-vrf\n" for b in instances if b.l3vni)
+
+
 def router_bgp(asn: int, vrf: str = "") -> str:
     """The ``router bgp`` line of an instance ("": the default VRF)."""
     return f"router bgp {asn}" + (f" vrf {vrf}" if vrf else "")
@@ -180,7 +186,10 @@ def render_bgp(b: BgpInstance) -> str:
                 lines.append(f"  neighbor {n.address} maximum-prefix {n.max_prefix}")
         lines.append(" exit-address-family")
     evpn = [n for n in b.neighbors if "l2vpn-evpn" in n.afis]
-    if evpn or b.evpn is not None:
+    if b.l3vni:  # the VRF's prefixes (its BGP table's best paths) go out as type-5 routes
+        lines += [" address-family l2vpn evpn", "  advertise ipv4 unicast",
+                  "  advertise ipv6 unicast", " exit-address-family"]  # fmt: skip
+    elif evpn or b.evpn is not None:
         lines.append(" address-family l2vpn evpn")
         lines += [f"  neighbor {n.address} activate" for n in evpn]
         if b.evpn is not None:

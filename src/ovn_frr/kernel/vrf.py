@@ -12,7 +12,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ovn_frr.core.vrf import KernelLink, KernelVrf
+from ovn_frr.core.vrf import L3VNI_ALIAS, KernelL3vni, KernelLink, KernelVrf, L3vni
 from ovn_frr.kernel.iproute import KernelError, run
 
 ALIAS = "ovn-frr:vrf"
@@ -57,6 +57,33 @@ def parse_link(data: Sequence[Mapping[str, Any]]) -> KernelLink | None:
     return None
 
 
+def parse_l3vnis(data: Sequence[Mapping[str, Any]], vnis: Iterable[int]) -> list[KernelL3vni]:
+    """The L3VNI devices (``ip -json -details link show`` of the bridges and VXLAN devices) of
+    ``vnis`` and of every VNI some device of ovn-frr's is marked with."""
+    links = {x["ifname"]: x for x in data if isinstance(x.get("ifname"), str)}
+    marked = {int(t) for x in links.values()
+              if (t := str(x.get("ifalias", "")).removeprefix(L3VNI_ALIAS)) != x.get("ifalias")
+              and t.isdigit()}  # fmt: skip
+    out = []
+    for vni in sorted(set(vnis) | marked):
+        alias = f"{L3VNI_ALIAS}{vni}"
+        names = L3vni(vni, "", "", 0, 0)
+        br, vx = links.get(names.bridge), links.get(names.vxlan)
+        there = [x for x in (br, vx) if x is not None]
+        foreign = tuple(x["ifname"] for x in there if x.get("ifalias") != alias)
+        mine = tuple(x["ifname"] for x in there if x.get("ifalias") == alias)
+        if br is None or vx is None or foreign:
+            out.append(KernelL3vni(vni, None, foreign, mine=mine))
+            continue
+        data_vx = (vx.get("linkinfo") or {}).get("info_data") or {}
+        found = L3vni(vni, str(br.get("master") or ""), str(data_vx.get("local", "")),
+                      int(data_vx.get("port", 0)), int(vx.get("mtu", 0)))  # fmt: skip
+        up = all("UP" in x.get("flags", ()) for x in (br, vx))
+        ready = up and vx.get("master") == names.bridge
+        out.append(KernelL3vni(vni, found, (), ready, str(br.get("address", "")), mine))
+    return out
+
+
 class KernelVrfs:
     """Read and change the VRF devices (blocking; the VRF pipeline's worker thread)."""
 
@@ -76,6 +103,36 @@ class KernelVrfs:
             if link is not None:
                 links.append(link)
         return parse_vrfs(data, members), links
+
+    def read_l3vnis(self, vnis: Iterable[int]) -> list[KernelL3vni]:
+        """The L3VNI devices: two listings (bridges, VXLAN devices), never every interface."""
+        return parse_l3vnis([*_links("type", "bridge"), *_links("type", "vxlan")], vnis)
+
+    def apply_l3vnis(self, delete: Sequence[str], make: Sequence[L3vni]) -> None:
+        """One ``ip -force -batch``: ``delete`` goes (the caller read them as ovn-frr's), then
+        ``make``'s devices are made: the bridge (the SVI) in the VRF, the VXLAN device on it
+        without learning and with neighbour suppression, no addresses of their own, both
+        marked and up."""
+        lines = [f"link del dev {name}" for name in delete]
+        for x in make:
+            alias = f"{L3VNI_ALIAS}{x.vni}"
+            lines += [
+                f"link add {x.bridge} type bridge",
+                f"link set dev {x.bridge} alias {alias}",
+                f"link set dev {x.bridge} addrgenmode none",
+                f"link set dev {x.bridge} master {x.vrf}",
+                f"link add {x.vxlan} type vxlan id {x.vni} local {x.local} dstport {x.port} "
+                "nolearning",
+                f"link set dev {x.vxlan} alias {alias}",
+                f"link set dev {x.vxlan} addrgenmode none",
+                f"link set dev {x.vxlan} mtu {x.mtu}",
+                f"link set dev {x.vxlan} master {x.bridge}",
+                f"link set dev {x.vxlan} type bridge_slave neigh_suppress on learning off",
+                f"link set dev {x.vxlan} up",
+                f"link set dev {x.bridge} up",
+            ]
+        if lines:  # -force: a device already gone does not stop the rest
+            run(["ip", "-force", "-batch", "-"], "\n".join(lines) + "\n", timeout=60)
 
     def apply(
         self,

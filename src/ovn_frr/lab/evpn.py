@@ -191,6 +191,25 @@ def remote_vtep_of(lab: Lab, member: str, mac: str) -> str | None:
     return None
 
 
+def route_reflector(lab: Lab, member: str) -> None:
+    """``member`` as the underlay's router and the fabric's iBGP route reflector (ipv4 unicast
+    with itself as next hop, l2vpn evpn as it came) for every member linked to it."""
+    for knob in ("net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1"):
+        run(["sysctl", "-qw", knob], netns=lab.netns(member))
+    lines = _bgp_common(lab, member)
+    lines += [" neighbor fabric peer-group", " neighbor fabric remote-as internal",
+              " neighbor fabric timers connect 1",
+              " neighbor fabric advertisement-interval 0"]  # fmt: skip
+    lines += [f" neighbor {la.peer_v4} peer-group fabric" for la in lab.links(member)]
+    lines += [" address-family ipv4 unicast", "  neighbor fabric activate",
+              "  neighbor fabric route-reflector-client",
+              "  neighbor fabric next-hop-self force", " exit-address-family",
+              " address-family l2vpn evpn", "  neighbor fabric activate",
+              "  neighbor fabric route-reflector-client", " exit-address-family",
+              "exit"]  # fmt: skip
+    lab.frr[member].apply("\n".join(lines) + "\n")
+
+
 @dataclass
 class EvpnLab:
     name: str | None = None
@@ -240,21 +259,7 @@ class EvpnLab:
         )
 
     def _tor(self) -> None:
-        for knob in ("net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1"):
-            run(["sysctl", "-qw", knob], netns=self.lab.netns("tor1"))  # the underlay's router
-        lines = _bgp_common(self.lab, "tor1")
-        lines += [" neighbor fabric peer-group", " neighbor fabric remote-as internal",
-                  " neighbor fabric timers connect 1",
-                  " neighbor fabric advertisement-interval 0"]  # fmt: skip
-        members = [str(la.peer_v4) for la in self.lab.links("tor1")]
-        lines += [f" neighbor {m} peer-group fabric" for m in members]
-        lines += [" address-family ipv4 unicast", "  neighbor fabric activate",
-                  "  neighbor fabric route-reflector-client",
-                  "  neighbor fabric next-hop-self force", " exit-address-family",
-                  " address-family l2vpn evpn", "  neighbor fabric activate",
-                  "  neighbor fabric route-reflector-client", " exit-address-family",
-                  "exit"]  # fmt: skip
-        self.lab.frr["tor1"].apply("\n".join(lines) + "\n")
+        route_reflector(self.lab, "tor1")
 
     def _vtep(self) -> None:
         lab = self.lab

@@ -6,7 +6,8 @@ the first OVN state it makes the node config's VRFs but removes nothing: a route
 may need a VRF of ovn-frr's. zebra sees a new VRF device by itself; FRR's ``router bgp ASN vrf
 NAME`` then comes up. Each pass publishes every kernel VRF's table (ovn-frr's and the
 operator's), the one read of them the import pipeline maps ``dynamic-routing-vrf-name`` with;
-a failed read publishes nothing, so the tables read last stand.
+a failed read publishes nothing, so the tables read last stand. It keeps the L3VNI devices of
+EVPN type-5 (``[vrfs.NAME] l3vni``) too: made once their VRF is in the kernel.
 """
 
 from __future__ import annotations
@@ -19,7 +20,18 @@ from typing import Any, Protocol
 
 from ovn_frr.core.model import Network
 from ovn_frr.core.ovn import OvnState
-from ovn_frr.core.vrf import KernelLink, KernelVrf, VrfConfig, VrfPlan, needed_vrfs, plan_vrfs
+from ovn_frr.core.vrf import (
+    KernelL3vni,
+    KernelLink,
+    KernelVrf,
+    L3vni,
+    L3vniPlan,
+    VrfConfig,
+    VrfPlan,
+    needed_vrfs,
+    plan_l3vnis,
+    plan_vrfs,
+)
 from ovn_frr.reconcilers.base import Cell, Sample, Signal, TracePart, Worker
 
 log = logging.getLogger(__name__)
@@ -34,6 +46,10 @@ class VrfDevices(Protocol):
         enslave: Sequence[tuple[str, str]],
         remove: Sequence[str],
     ) -> None: ...
+
+    def read_l3vnis(self, vnis: Iterable[int]) -> list[KernelL3vni]: ...
+
+    def apply_l3vnis(self, delete: Sequence[str], make: Sequence[L3vni]) -> None: ...
 
 
 class VrfReconciler:
@@ -57,6 +73,8 @@ class VrfReconciler:
         self.watches: tuple[Signal, ...] = (ovn,)
         self.io = Worker(self.name)
         self.plan = VrfPlan()
+        self.l3plan = L3vniPlan()
+        self.l3vnis: list[KernelL3vni] = []
         self.made = 0
         self.removed = 0
 
@@ -90,19 +108,50 @@ class VrfReconciler:
             for p in plan.problems:
                 log.warning("vrf_problem %s", p)
         self.plan = plan
-        if plan.create or plan.remove:  # read them back (and publish their tables) soon
-            return self.clock() + min(self.check_s, 0.2)
+        l3plan = await self._l3vnis(kernel)
+        if plan.create or plan.remove or l3plan.make or l3plan.delete:
+            return self.clock() + min(self.check_s, 0.2)  # read them back soon
         return self.clock() + self.check_s
+
+    async def _l3vnis(self, kernel: Sequence[KernelVrf]) -> L3vniPlan:
+        """The L3VNI devices at the node config (in VRFs the kernel has now)."""
+        found = await self.io(self.kernel.read_l3vnis, self.config.l3vnis.values())
+        plan = plan_l3vnis(self.config, kernel, found)
+        if plan.delete or plan.make:
+            try:
+                await self.io(self.kernel.apply_l3vnis, plan.delete, plan.make)
+            except OSError as exc:
+                log.warning("l3vni_apply_failed error=%s", exc)
+                plan = replace(plan, problems=(*plan.problems, f"L3VNI change failed: {exc}"))
+            for x in plan.make:
+                log.info("l3vni_devices vrf=%s vni=%d bridge=%s vxlan=%s local=%s", x.vrf,
+                         x.vni, x.bridge, x.vxlan, x.local)  # fmt: skip
+            for vni in plan.remove:
+                log.info("l3vni_devices_removed vni=%d (not in the node config)", vni)
+        if plan.problems != self.l3plan.problems:
+            for p in plan.problems:
+                log.warning("l3vni_problem %s", p)
+        self.l3plan, self.l3vnis = plan, found
+        return plan
 
     def status(self, now: float) -> dict[str, Any]:
         return {
             "vrf_devices": [{"vrf": name, "table": table, "owner": owner, "users": list(users)}
                             for name, table, owner, users in self.plan.view],
-            "vrf_problems": list(self.plan.problems),
+            "vrf_problems": list(self.plan.problems + self.l3plan.problems),
+            "l3vnis": [{"vrf": vrf, "vni": vni, "ready": self._ready(vni),
+                        "router_mac": self._mac(vni)}
+                       for vrf, vni in sorted(self.config.l3vnis.items())],
         }  # fmt: skip
 
+    def _ready(self, vni: int) -> bool:
+        return any(k.vni == vni and k.ready for k in self.l3vnis)
+
+    def _mac(self, vni: int) -> str | None:
+        return next((k.router_mac for k in self.l3vnis if k.vni == vni and k.found), None)
+
     def problems(self, now: float) -> list[str]:
-        return list(self.plan.problems)
+        return list(self.plan.problems + self.l3plan.problems)
 
     def samples(self) -> Iterable[Sample]:
         yield Sample("ovnfrr_vrf_devices_created", "counter", "VRF devices ovn-frr made",
@@ -111,7 +160,11 @@ class VrfReconciler:
                      "VRF devices of ovn-frr's removed when nothing needed them",
                      self.removed)  # fmt: skip
         yield Sample("ovnfrr_vrf_problems", "gauge", "VRFs needed but not usable as asked",
-                     len(self.plan.problems))  # fmt: skip
+                     len(self.plan.problems) + len(self.l3plan.problems))  # fmt: skip
+        for vrf, vni in sorted(self.config.l3vnis.items()):
+            yield Sample("ovnfrr_vrf_l3vni_ready", "gauge",
+                         "EVPN type-5: the L3VNI's devices are up in the VRF (1) or not (0)",
+                         float(self._ready(vni)), (("vrf", vrf), ("vni", str(vni))))  # fmt: skip
 
     async def trace(self, prefix: Network) -> TracePart:
         return TracePart()

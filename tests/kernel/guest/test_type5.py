@@ -1,0 +1,96 @@
+"""EVPN type-5 on a kernel with VRFs: node1's agent makes VRF red and its L3VNI devices (the
+bridge as SVI in the VRF, the VXLAN device on it), maps the VRF to the VNI in FRR and
+announces the VRF's prefixes as type-5. A remote VTEP (vtep1, plain FRR) announces a host
+subnet as type-5: zebra installs it in node1's VRF through the L3VNI; OVN's tenant subnet
+reaches vtep1 with node1's VTEP and router MAC."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from ovn_frr.lab import Lab, wait_for
+from ovn_frr.lab.agent import AgentProcess
+from ovn_frr.lab.proc import LabTimeout, run
+from ovn_frr.lab.type5 import (
+    HOST_NET,
+    L3VNI,
+    TENANT,
+    VRF,
+    build,
+    node_config,
+    type5_routes,
+    type5_spec,
+    vrf_routes,
+)
+from tests.e2e.conftest import FAST_SYNC
+
+
+@pytest.fixture(scope="module")
+def t5() -> Iterator[tuple[Lab, AgentProcess]]:
+    with Lab(type5_spec()) as lab:
+        build(lab)
+        agent = AgentProcess.start(lab, "node1", node_config(lab) + FAST_SYNC)
+        try:
+            yield lab, agent
+        finally:
+            agent.stop()
+
+
+def links(lab: Lab, member: str) -> dict[str, dict[str, object]]:
+    out = run(["ip", "-json", "-details", "link", "show"], netns=lab.netns(member))
+    return {x["ifname"]: x for x in json.loads(out)}
+
+
+def l3vni_status(agent: AgentProcess) -> dict[str, object]:
+    return next((x for x in agent.status().get("l3vnis", []) if x["vrf"] == VRF), {})
+
+
+def test_the_vrf_and_its_l3vni_devices_are_made(t5: tuple[Lab, AgentProcess]) -> None:
+    lab, agent = t5
+    try:
+        wait_for(lambda: l3vni_status(agent).get("ready"), timeout=120, what="L3VNI ready")
+    except LabTimeout:
+        raise AssertionError(f"{agent.status().get('vrf_problems')}\n"
+                             f"{agent.output()[-3000:]}") from None  # fmt: skip
+    have = links(lab, "node1")
+    assert have[VRF]["ifalias"] == "ovn-frr:vrf"
+    br, vx = have[f"br-l3-{L3VNI}"], have[f"vx-l3-{L3VNI}"]
+    assert br["master"] == VRF and vx["master"] == f"br-l3-{L3VNI}"
+    assert br["ifalias"] == vx["ifalias"] == f"ovn-frr:l3vni:{L3VNI}"
+    assert have[f"br-{VRF}"]["master"] == VRF  # the transit into OVN, put there by the agent
+    assert l3vni_status(agent)["router_mac"] == br["address"]
+    red = next(v for v in agent.status()["vrfs"] if v["vrf"] == VRF)
+    assert red["l3vni"] == L3VNI
+    running = lab.frr["node1"].vtysh.running_config()
+    assert f"vrf {VRF}\n vni {L3VNI}\n" in running
+    assert "  advertise ipv4 unicast\n" in running
+
+
+def test_type5_both_ways(t5: tuple[Lab, AgentProcess]) -> None:
+    """vtep1's host subnet: a type-5 route, installed by zebra in node1's VRF red through the
+    L3VNI (next hop vtep1's VTEP, on the SVI). GR_red's tenant subnet: at vtep1 as type-5 with
+    node1's VTEP and router MAC, and in vtep1's VRF red."""
+    lab, agent = t5
+    wait_for(lambda: l3vni_status(agent).get("ready"), timeout=120, what="L3VNI ready")
+    node_vtep, far_vtep = str(lab.spec.router_id("node1")), str(lab.spec.router_id("vtep1"))
+    mac = str(l3vni_status(agent)["router_mac"])
+    try:
+        wait_for(lambda: vrf_routes(lab, "node1").get(HOST_NET, {}).get("gateway") == far_vtep,
+                 timeout=120, what=f"{HOST_NET} via {far_vtep} in node1's VRF")  # fmt: skip
+        route = vrf_routes(lab, "node1")[HOST_NET]
+        assert route["dev"] == f"br-l3-{L3VNI}" and "onlink" in route.get("flags", []), route
+        wait_for(lambda: node_vtep in json.dumps(type5_routes(lab, "vtep1").get(TENANT)),
+                 timeout=120, what=f"{TENANT} type-5 at vtep1 via {node_vtep}")  # fmt: skip
+        assert mac in json.dumps(type5_routes(lab, "vtep1")[TENANT]), type5_routes(lab, "vtep1")
+        wait_for(lambda: vrf_routes(lab, "vtep1").get(TENANT, {}).get("gateway") == node_vtep,
+                 timeout=60, what=f"{TENANT} in vtep1's VRF")  # fmt: skip
+    except LabTimeout as exc:
+        raise AssertionError(
+            f"{exc}\nnode1 VRF: {vrf_routes(lab, 'node1')}\nvtep1 VRF: {vrf_routes(lab, 'vtep1')}"
+            f"\nnode1 type-5: {type5_routes(lab, 'node1')}\nvtep1 type-5: "
+            f"{type5_routes(lab, 'vtep1')}\nnode1 FRR:\n"
+            f"{lab.frr['node1'].vtysh.running_config()}\nagent: {agent.output()[-3000:]}"
+        ) from None
