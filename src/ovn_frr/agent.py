@@ -26,6 +26,7 @@ from ovn_frr.config import NodeConfig
 from ovn_frr.config.convert import evpn_uses, frr_settings, import_policy, vrf_config, vtep_ip
 from ovn_frr.core.evpn import LOCALNET_OWNER
 from ovn_frr.core.ovn import OvnState
+from ovn_frr.core.vrf import Type5Hops
 from ovn_frr.fpm.peer import ZebraCheck
 from ovn_frr.fpm.rib import Rib
 from ovn_frr.fpm.server import FpmServer
@@ -94,6 +95,7 @@ class Agent:
         state: Cell[OvnState | None] = Cell("ovn-state", None)
         networks: Cell[Networks] = Cell("networks", None)
         vrf_tables: Cell[Mapping[str, int]] = Cell("vrf-tables", {})
+        type5: Cell[Type5Hops] = Cell("type5", Type5Hops())
         self._ovsdb_changed = ovsdb_changed
         self._fpm_socket = fpm_socket
         peer_check = None
@@ -107,7 +109,7 @@ class Agent:
             ImportReconciler(self.rib, self.fpm.counters, fpm_changed, state,
                              BulkWriter(nb.remote, chassis),
                              import_policy(cfg, self.versions.ovn_mixed_family_routes),
-                             imp.resync_s, clock, ifnames, vrf_tables),
+                             imp.resync_s, clock, ifnames, vrf_tables, type5),
             AdvertiseReconciler(state, networks),
             FrrReconciler(frr_settings(cfg), vtysh, networks, cfg.agent.frr_check_ms / 1000,
                           clock, observe_apply=self.metrics.apply_seconds.observe,
@@ -117,7 +119,8 @@ class Agent:
                                         self.versions.ovn_native_evpn),
                            state, KernelEvpn(), LocalOvs(cfg.ovs.db, cfg.ovs.rundir),
                            LocalnetWriter(nb.remote, LOCALNET_OWNER), clock),
-            VrfReconciler(vrf_config(cfg), state, KernelVrfs(), vrf_tables, clock=clock),
+            VrfReconciler(vrf_config(cfg), state, KernelVrfs(), vrf_tables, clock=clock,
+                          networks=networks, type5=type5),
         ]  # fmt: skip
         debounce = cfg.agent.debounce_ms / 1000
         check = cfg.agent.frr_check_ms / 1000

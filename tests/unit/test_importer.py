@@ -428,3 +428,30 @@ def test_one_network_in_two_vrfs_guards_both() -> None:
                                                         frozenset({Hop(TOR2, 2)}))}})  # fmt: skip
     p = plan_import(OvnState(tuple(routers), ext), snap, ImportPolicy(vrf_tables={"red": 10}))
     assert [(r.router, r.reason) for r in p.rejected] == [("GR_def", "hijack")]
+
+
+def test_type5_next_hops_go_through_the_host_address_on_the_named_interface() -> None:
+    """A route whose next hops are remote VTEPs on an L3VNI's SVI (EVPN type-5): one row via
+    the host's address on the router's dynamic-routing-port-name interface (the host's VRF
+    carries it over the L3VNI); without such an address, a rejection that says so."""
+    port = RouterPort.of("rtoe", (iface("169.254.100.3/24"),),
+                         {"dynamic-routing-port-name": "br-red"})  # fmt: skip
+    r = LogicalRouter.of("GR_red", {"dynamic-routing": "true"}, (port,), pinned_here=True)
+    snap = rib(("198.51.100.0/24", (Hop(ip("192.0.2.102"), 7), Hop(ip("192.0.2.103"), 7))),
+               ("203.0.113.0/24", (Hop(TOR2, 3),)))  # fmt: skip
+    policy = ImportPolicy(ifnames={7: "br-l3-1000", 3: "br-red"},
+                          l3vni_svis=frozenset({"br-l3-1000"}),
+                          host_addrs={"br-red": (iface("169.254.100.1/24"),
+                                                 iface("fd00:64::1/64"))})  # fmt: skip
+    p = plan_import(OvnState((r,)), snap, policy)
+    assert {(x.prefix, x.nexthop, x.output_port) for x in p.routes} == {
+        ("198.51.100.0/24", "169.254.100.1", "rtoe")
+    }
+    assert [x.prefix for x in p.rejected] == ["203.0.113.0/24"]  # not in rtoe's networks
+    bare = plan_import(OvnState((r,)), snap, replace(policy, host_addrs={}))
+    assert {x.prefix: x.detail for x in bare.rejected}["198.51.100.0/24"] == (
+        "type-5 next hop 192.0.2.102 via br-l3-1000: no IPv4 address of the host on the "
+        "dynamic-routing-port-name br-red (rtoe) in that port's networks; type-5 next hop "
+        "192.0.2.103 via br-l3-1000: no IPv4 address of the host on the "
+        "dynamic-routing-port-name br-red (rtoe) in that port's networks"
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
+from ovn_frr.core.model import Address, Network
 from ovn_frr.core.ovn import LogicalRouter, OvnState, RouterPort
 from ovn_frr.core.vrf import (
     TABLE_BASE,
@@ -16,8 +17,10 @@ from ovn_frr.core.vrf import (
     needed_vrfs,
     plan_l3vnis,
     plan_vrfs,
+    return_routes,
+    type5_port_names,
 )
-from ovn_frr.kernel.vrf import ALIAS, parse_l3vnis, parse_link, parse_vrfs
+from ovn_frr.kernel.vrf import ALIAS, parse_addresses, parse_l3vnis, parse_link, parse_vrfs
 
 
 def links(*names: str, master: str = "") -> list[KernelLink]:
@@ -158,3 +161,25 @@ def test_l3vni_devices_are_made_in_their_vrf_remade_when_wrong_and_removed_when_
     assert plan_l3vnis(VrfConfig(l3vnis={"red": 1000}, vtep=cfg.vtep), vrfs, good) == L3vniPlan()
     waiting = plan_l3vnis(VrfConfig(l3vnis={"green": 1000}, vtep=cfg.vtep), vrfs, [])
     assert waiting.problems == ("VRF green: L3VNI 1000 waits for the VRF device",)
+
+
+def test_type5_port_names_and_the_routes_back_into_ovn() -> None:
+    cfg = VrfConfig(l3vnis={"red": 1000})
+    port = RouterPort.of("rtoe", (ipaddress.ip_interface("169.254.100.3/24"),),
+                         {"dynamic-routing-port-name": "br-red"})  # fmt: skip
+    red = LogicalRouter.of("GR_red", {"dynamic-routing": "true",
+                                      "dynamic-routing-vrf-name": "red"}, (port,),
+                           pinned_here=True)  # fmt: skip
+    blue = router("GR_blue", "blue")
+    assert type5_port_names(OvnState((red, blue)), cfg) == ("br-red",)
+    net = ipaddress.ip_network
+    hop = ipaddress.ip_address("169.254.100.3")
+    nets: dict[str, dict[Network, Address | None]] = {
+        "red": {net("10.0.0.0/24"): hop, net("10.9.0.0/24"): None},
+        "blue": {net("10.0.0.0/24"): hop},
+    }
+    assert return_routes(nets, cfg) == {"red": frozenset({(net("10.0.0.0/24"), hop)})}
+    assert return_routes({"red": (net("10.0.0.0/24"),)}, cfg) == {"red": frozenset()}
+    data = [{"addr_info": [{"local": "169.254.100.1", "prefixlen": 24, "scope": "global"},
+                           {"local": "fe80::1", "prefixlen": 64, "scope": "link"}]}]  # fmt: skip
+    assert parse_addresses(data) == (ipaddress.ip_interface("169.254.100.1/24"),)

@@ -87,6 +87,26 @@ class _PortMatcher:
             reason += f"; no interface {', '.join(missing)} on this chassis"
         return reason
 
+    def via_host(
+        self, hop: Hop, version: int, policy: ImportPolicy
+    ) -> tuple[RouterPort, Address] | str | None:
+        """A type-5 route (its next hop a remote VTEP, through an L3VNI's SVI) leaves the
+        router toward the host, whose VRF carries it over the L3VNI: the port whose
+        ``dynamic-routing-port-name`` interface has a host address in the port's networks,
+        with that address as next hop. None: not a type-5 next hop."""
+        ifname = policy.ifnames.get(hop.ifindex)
+        if ifname is None or ifname not in policy.l3vni_svis:
+            return None
+        for name, port in sorted(self.by_ifname.items()):
+            for iface in policy.host_addrs.get(name, ()):
+                if iface.ip.version == version and _contains(port, iface.ip):
+                    return port, iface.ip
+        named = ", ".join(f"{n} ({p.name})" for n, p in sorted(self.by_ifname.items()))
+        return (
+            f"type-5 next hop {hop.gateway} via {ifname}: no IPv{version} address of the host "
+            f"on the {OPT_PORT_NAME} {named or '(none)'} in that port's networks"
+        )
+
     def match(self, hop: Hop, ifnames: Mapping[int, str]) -> RouterPort | str:
         """The output port, or the reason there is none."""
         gw = hop.gateway
@@ -312,12 +332,16 @@ def _hop_rows(
         if hop.gateway and hop.gateway.version != version and not policy.mixed_family:
             reasons.append(f"IPv4 via IPv6 next hop {hop.gateway} needs OVN >= 24.09")
             continue
-        port = matcher.match(hop, policy.ifnames)
+        via = matcher.via_host(hop, version, policy) if policy.l3vni_svis else None
+        if isinstance(via, tuple):  # remote VTEPs (ECMP) all go through the host: one row
+            rows.append((sys.intern(str(via[1])), via[0].name))
+            continue
+        port = via if via is not None else matcher.match(hop, policy.ifnames)
         if isinstance(port, str):
             reasons.append(port)
             continue
         rows.append((sys.intern(str(hop.gateway)), port.name))
-    return tuple(rows) if rows else "; ".join(reasons)
+    return tuple(dict.fromkeys(rows)) if rows else "; ".join(reasons)
 
 
 def _hop_key(h: Hop) -> tuple[int, str, int]:

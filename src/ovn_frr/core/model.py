@@ -120,6 +120,11 @@ class ImportPolicy:
     ifnames: Mapping[int, str] = field(default_factory=dict)
     #: OVN can route an IPv4 prefix via an IPv6 next hop (OVN >= 24.09).
     mixed_family: bool = False
+    #: EVPN type-5: the L3VNI bridges (SVIs) whose routes' next hops are remote VTEPs, reached
+    #: through the host's VRF, and the host's addresses on the interfaces routers name
+    #: (``dynamic-routing-port-name``): the next hop OVN gets for such a route
+    l3vni_svis: frozenset[str] = frozenset()
+    host_addrs: Mapping[str, tuple[Interface, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

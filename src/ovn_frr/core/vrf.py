@@ -17,6 +17,13 @@ VTEP of ``[evpn]``, no learning, neighbour suppression), both marked ``ovn-frr:l
 They are made once the VRF is in the kernel (operator's or ovn-frr's), made again when they
 differ from that, and removed when the L3VNI goes from the node config. Devices of those
 names that are not ovn-frr's are never touched (a problem).
+
+Type-5 routes reach OVN through the host's VRF (OVN before 26.03 has no EVPN of its own): the
+import gives a route whose next hop is a remote VTEP on an L3VNI's SVI to the router with the
+host's address on the router's ``dynamic-routing-port-name`` interface as next hop
+(:class:`Type5Hops`); the way back is a route per prefix the VRF's routers announce with a
+next hop (``dynamic-routing-v4/v6-prefix-nexthop``), in the VRF's kernel table, marked with
+protocol :data:`RTPROT_OVN_FRR` (as OVN 26.03 writes its own, protocol 84, into the table).
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from ovn_frr.core.model import Address, Interface, Network
 from ovn_frr.core.ovn import OvnState
 
 #: the first table ovn-frr gives a VRF of its own
@@ -81,6 +89,41 @@ class VrfConfig:
 
 
 L3VNI_ALIAS = "ovn-frr:l3vni:"
+#: the protocol of the routes ovn-frr writes in a VRF's kernel table (the way back into OVN)
+RTPROT_OVN_FRR = 210
+
+
+@dataclass(frozen=True, slots=True)
+class Type5Hops:
+    """What the import needs for type-5 routes (see the module docstring)."""
+
+    #: the L3VNI bridges that are up
+    svis: frozenset[str] = frozenset()
+    #: the host's addresses on the interfaces the routers of L3VNI VRFs name
+    host_addrs: Mapping[str, tuple[Interface, ...]] = field(default_factory=dict)
+
+
+def type5_port_names(state: OvnState | None, config: VrfConfig) -> tuple[str, ...]:
+    """The ``dynamic-routing-port-name`` interfaces of the routers (served here) in VRFs with
+    an L3VNI."""
+    names: set[str] = set()
+    for r in state.routers if state is not None else ():
+        if r.routing.vrf not in config.l3vnis or ("chassis" in r.options and not r.pinned_here):
+            continue
+        names.update(p.routing.port_name for p in r.ports if p.routing.port_name)
+    return tuple(sorted(names))
+
+
+def return_routes(
+    networks: Mapping[str, Iterable[Network]], config: VrfConfig
+) -> dict[str, frozenset[tuple[Network, Address]]]:
+    """Per VRF with an L3VNI: (prefix, next hop) of each announced prefix that has one."""
+    out = {}
+    for vrf in config.l3vnis:
+        given = networks.get(vrf, ())
+        hops = given.items() if isinstance(given, Mapping) else ()
+        out[vrf] = frozenset((p, h) for p, h in hops if h is not None)
+    return out
 
 
 @dataclass(frozen=True, slots=True)

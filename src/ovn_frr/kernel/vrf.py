@@ -8,11 +8,13 @@ sends them over FPM with that table id; the import pipeline maps a router's
 
 from __future__ import annotations
 
+import ipaddress
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ovn_frr.core.vrf import L3VNI_ALIAS, KernelL3vni, KernelLink, KernelVrf, L3vni
+from ovn_frr.core.model import Address, Interface, Network
+from ovn_frr.core.vrf import L3VNI_ALIAS, RTPROT_OVN_FRR, KernelL3vni, KernelLink, KernelVrf, L3vni
 from ovn_frr.kernel.iproute import KernelError, run
 
 ALIAS = "ovn-frr:vrf"
@@ -84,6 +86,17 @@ def parse_l3vnis(data: Sequence[Mapping[str, Any]], vnis: Iterable[int]) -> list
     return out
 
 
+def parse_addresses(data: Sequence[Mapping[str, Any]]) -> tuple[Interface, ...]:
+    """``ip -json addr show dev X`` -> its addresses but link-local ones."""
+    out = []
+    for link in data:
+        for a in link.get("addr_info", ()):
+            if a.get("scope") == "link" or "local" not in a:
+                continue
+            out.append(ipaddress.ip_interface(f"{a['local']}/{a.get('prefixlen', 32)}"))
+    return tuple(out)
+
+
 class KernelVrfs:
     """Read and change the VRF devices (blocking; the VRF pipeline's worker thread)."""
 
@@ -132,6 +145,41 @@ class KernelVrfs:
                 f"link set dev {x.bridge} up",
             ]
         if lines:  # -force: a device already gone does not stop the rest
+            run(["ip", "-force", "-batch", "-"], "\n".join(lines) + "\n", timeout=60)
+
+    def addresses(self, names: Iterable[str]) -> dict[str, tuple[Interface, ...]]:
+        """The global addresses of each of ``names`` that exists."""
+        out = {}
+        for name in names:
+            try:
+                text = run(["ip", "-json", "addr", "show", "dev", name], timeout=30)
+            except KernelError:  # no such device
+                continue
+            out[name] = parse_addresses(json.loads(text or "[]"))
+        return out
+
+    def routes(self, table: int) -> frozenset[tuple[Network, Address]]:
+        """ovn-frr's routes (protocol RTPROT_OVN_FRR) in ``table``, both families."""
+        found = set()
+        for family in ("-4", "-6"):
+            text = run(["ip", family, "-json", "route", "show", "table", str(table), "proto",
+                        str(RTPROT_OVN_FRR)], timeout=30)  # fmt: skip
+            for r in json.loads(text or "[]"):
+                if r.get("dst") and r.get("gateway"):
+                    found.add((ipaddress.ip_network(r["dst"]), ipaddress.ip_address(r["gateway"])))
+        return frozenset(found)
+
+    def apply_routes(
+        self,
+        table: int,
+        add: Iterable[tuple[Network, Address]],
+        delete: Iterable[tuple[Network, Address]],
+    ) -> None:
+        """One ``ip -force -batch``: ``delete`` then ``add`` (replace) in ``table``."""
+        tail = f"table {table} proto {RTPROT_OVN_FRR}"
+        lines = [f"route del {p} via {h} {tail}" for p, h in delete]
+        lines += [f"route replace {p} via {h} {tail}" for p, h in add]
+        if lines:
             run(["ip", "-force", "-batch", "-"], "\n".join(lines) + "\n", timeout=60)
 
     def apply(

@@ -19,7 +19,7 @@ import json
 import sys
 from typing import Any
 
-from ovn_frr.lab.evpn import ASN, TX_OFF, Host, _bgp_common, route_reflector, veth_host
+from ovn_frr.lab.evpn import ASN, TX_OFF, Host, _bgp_common, plug, route_reflector, veth_host
 from ovn_frr.lab.lab import Lab
 from ovn_frr.lab.proc import run
 from ovn_frr.lab.spec import LabSpec, LinkSpec, NodeSpec, PeerSpec
@@ -33,6 +33,7 @@ GATEWAY = str(TRANSIT.network_address + 3)
 TENANT = "10.0.0.0/24"
 HOST_NET = "198.51.100.0/24"
 HOST5 = Host("host5", "0a:00:00:00:05:10", "198.51.100.10", "")
+VM5 = Host("vm-red", "02:00:0a:00:64:05", "10.0.0.5", "")
 
 
 def type5_spec() -> LabSpec:
@@ -106,6 +107,8 @@ def node_side(lab: Lab, node: str = "node1") -> None:
         netns=ns)  # fmt: skip
     run(["ip", "link", "set", br, "up"], netns=ns)
     run([sys.executable, "-c", TX_OFF, br], netns=ns)
+    # the host routes between OVN and the L3VNI in the VRF (FRR leaves forwarding as it is)
+    run(["sysctl", "-qw", "net.ipv4.ip_forward=1"], netns=ns)
     chassis.vsctl("set", "Open_vSwitch", ".", f"external_ids:ovn-bridge-mappings=phys-{VRF}:{br}")
     gr = f"GR_{VRF}"
     cmds = [
@@ -131,11 +134,15 @@ def node_side(lab: Lab, node: str = "node1") -> None:
         ["lsp-set-type", f"stor-{gr}", "router"],
         ["lsp-set-addresses", f"stor-{gr}", "router"],
         ["lsp-set-options", f"stor-{gr}", f"router-port=rtos-{gr}"],
+        ["lsp-add", f"net-{VRF}", VM5.name],
+        ["lsp-set-addresses", VM5.name, f"{VM5.mac} {VM5.ip}"],
     ]  # fmt: skip
     args: list[str] = []
     for cmd in cmds:
         args += ["--", *cmd]
     lab.ovn.nbctl(*args[1:])
+    plug(lab, VM5, node, ipv6=False)
+    run(["ip", "route", "add", "default", "via", "10.0.0.1"], netns=lab.netns(VM5.name))
 
 
 def build(lab: Lab) -> None:
@@ -160,6 +167,13 @@ def type5_routes(lab: Lab, member: str) -> dict[str, list[dict[str, Any]]]:
                     pfx = f"{p.get('ip')}/{p.get('ipLen')}" if p.get("ip") else key
                     out.setdefault(pfx, []).append(p)
     return out
+
+
+def counters(lab: Lab, member: str, dev: str) -> tuple[int, int]:
+    """(rx, tx) packets of ``dev`` in ``member``'s namespace."""
+    stats = json.loads(run(["ip", "-json", "-s", "link", "show", "dev", dev],
+                           netns=lab.netns(member)))[0]["stats64"]  # fmt: skip
+    return int(stats["rx"]["packets"]), int(stats["tx"]["packets"])
 
 
 def vrf_routes(lab: Lab, member: str, vrf: str = VRF) -> dict[str, dict[str, Any]]:

@@ -33,6 +33,7 @@ from ovn_frr.core.model import (
     Rejection,
 )
 from ovn_frr.core.ovn import OvnState
+from ovn_frr.core.vrf import Type5Hops
 from ovn_frr.fpm.rib import Rib
 from ovn_frr.fpm.server import FpmCounters
 from ovn_frr.ovn.bulk import EarlierWriteLanded
@@ -76,6 +77,7 @@ class ImportReconciler:
         clock: Callable[[], float] = time.monotonic,
         ifnames: Callable[[], Mapping[int, str]] = dict,
         vrf_tables: Cell[Mapping[str, int]] | None = None,
+        type5: Cell[Type5Hops] | None = None,
     ) -> None:
         self.rib = rib
         self.fpm = fpm
@@ -87,9 +89,12 @@ class ImportReconciler:
         self.ifnames = ifnames
         #: the kernel's VRF devices -> table, as the VRF pipeline last read them
         self.vrf_tables: Cell[Mapping[str, int]] = vrf_tables or Cell("vrf-tables", {})
+        #: EVPN type-5: the L3VNI SVIs and host addresses, as the VRF pipeline last read them
+        self.type5: Cell[Type5Hops] = type5 or Cell("type5", Type5Hops())
         #: a failed write wakes the pipeline to read the rows back
         self._retry = Signal("import-retry")
-        self.watches: tuple[Signal, ...] = (fpm_changed, ovn, self._retry, self.vrf_tables)
+        self.watches: tuple[Signal, ...] = (fpm_changed, ovn, self._retry, self.vrf_tables,
+                                            self.type5)  # fmt: skip
         self.io = Worker(self.name)
         self.cpu = Worker(f"{self.name}-plan")
         self.decisions = DecisionCache()
@@ -125,7 +130,9 @@ class ImportReconciler:
         t0 = self.clock()
         rib = self.rib.snapshot()
         vrfs = {**self.vrf_tables.value, **self.policy.vrf_tables}
-        policy = replace(self.policy, ifnames=dict(self.ifnames()), vrf_tables=vrfs)
+        t5 = self.type5.value
+        policy = replace(self.policy, ifnames=dict(self.ifnames()), vrf_tables=vrfs,
+                         l3vni_svis=t5.svis, host_addrs=t5.host_addrs)  # fmt: skip
         owned = await self._resync_owned()
         routers = {r.name: r.uuid for r in state.routers}
         for name in list(owned.routers()):

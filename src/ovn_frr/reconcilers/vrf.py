@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Protocol
 
-from ovn_frr.core.model import Network
+from ovn_frr.core.model import Address, Interface, Network
 from ovn_frr.core.ovn import OvnState
 from ovn_frr.core.vrf import (
     KernelL3vni,
@@ -26,12 +26,16 @@ from ovn_frr.core.vrf import (
     KernelVrf,
     L3vni,
     L3vniPlan,
+    Type5Hops,
     VrfConfig,
     VrfPlan,
     needed_vrfs,
     plan_l3vnis,
     plan_vrfs,
+    return_routes,
+    type5_port_names,
 )
+from ovn_frr.reconcilers.advertise import Networks
 from ovn_frr.reconcilers.base import Cell, Sample, Signal, TracePart, Worker
 
 log = logging.getLogger(__name__)
@@ -51,6 +55,17 @@ class VrfDevices(Protocol):
 
     def apply_l3vnis(self, delete: Sequence[str], make: Sequence[L3vni]) -> None: ...
 
+    def addresses(self, names: Iterable[str]) -> dict[str, tuple[Interface, ...]]: ...
+
+    def routes(self, table: int) -> frozenset[tuple[Network, Address]]: ...
+
+    def apply_routes(
+        self,
+        table: int,
+        add: Iterable[tuple[Network, Address]],
+        delete: Iterable[tuple[Network, Address]],
+    ) -> None: ...
+
 
 class VrfReconciler:
     name = "vrf"
@@ -63,6 +78,8 @@ class VrfReconciler:
         tables: Cell[Mapping[str, int]],
         check_s: float = 10.0,
         clock: Callable[[], float] = time.monotonic,
+        networks: Cell[Networks] | None = None,
+        type5: Cell[Type5Hops] | None = None,
     ) -> None:
         self.config = config
         self.ovn = ovn
@@ -70,7 +87,12 @@ class VrfReconciler:
         self.kernel = kernel
         self.check_s = check_s
         self.clock = clock
-        self.watches: tuple[Signal, ...] = (ovn,)
+        #: what advertise announces (the way back into OVN for type-5), and what the import
+        #: needs for type-5 routes (published here)
+        self.networks: Cell[Networks] = networks or Cell("networks", None)
+        self.type5: Cell[Type5Hops] = type5 or Cell("type5", Type5Hops())
+        self.watches: tuple[Signal, ...] = (ovn, self.networks)
+        self.return_routes = 0
         self.io = Worker(self.name)
         self.plan = VrfPlan()
         self.l3plan = L3vniPlan()
@@ -109,6 +131,8 @@ class VrfReconciler:
                 log.warning("vrf_problem %s", p)
         self.plan = plan
         l3plan = await self._l3vnis(kernel)
+        if self.config.l3vnis:
+            await self._type5(state, kernel)
         if plan.create or plan.remove or l3plan.make or l3plan.delete:
             return self.clock() + min(self.check_s, 0.2)  # read them back soon
         return self.clock() + self.check_s
@@ -133,6 +157,31 @@ class VrfReconciler:
                 log.warning("l3vni_problem %s", p)
         self.l3plan, self.l3vnis = plan, found
         return plan
+
+    async def _type5(self, state: OvnState | None, kernel: Sequence[KernelVrf]) -> None:
+        """Publish what the import needs for type-5 routes; keep the way back (the announced
+        prefixes with a next hop, in each L3VNI VRF's table)."""
+        svis = frozenset(k.found.bridge for k in self.l3vnis if k.found is not None and k.ready
+                         and self.config.l3vnis.get(k.found.vrf) == k.vni)  # fmt: skip
+        names = type5_port_names(state, self.config)
+        addrs = await self.io(self.kernel.addresses, names) if names else {}
+        self.type5.publish(Type5Hops(svis, addrs))
+        if self.networks.value is None:
+            return  # what is announced is not known yet: the routes there stay
+        tables = {v.name: v.table for v in kernel}
+        count = 0
+        for vrf, want in return_routes(self.networks.value, self.config).items():
+            table = tables.get(vrf)
+            if table is None:
+                continue
+            have = await self.io(self.kernel.routes, table)
+            add, delete = sorted(want - have, key=str), sorted(have - want, key=str)
+            if add or delete:
+                await self.io(self.kernel.apply_routes, table, add, delete)
+                log.info("vrf_return_routes vrf=%s table=%d added=%d deleted=%d", vrf, table,
+                         len(add), len(delete))  # fmt: skip
+            count += len(want)
+        self.return_routes = count
 
     def status(self, now: float) -> dict[str, Any]:
         return {

@@ -13,13 +13,19 @@ import pytest
 
 from ovn_frr.lab import Lab, wait_for
 from ovn_frr.lab.agent import AgentProcess
+from ovn_frr.lab.evpn import ping
 from ovn_frr.lab.proc import LabTimeout, run
 from ovn_frr.lab.type5 import (
+    GATEWAY,
+    HOST5,
     HOST_NET,
     L3VNI,
     TENANT,
+    TRANSIT,
+    VM5,
     VRF,
     build,
+    counters,
     node_config,
     type5_routes,
     type5_spec,
@@ -94,3 +100,36 @@ def test_type5_both_ways(t5: tuple[Lab, AgentProcess]) -> None:
             f"{type5_routes(lab, 'vtep1')}\nnode1 FRR:\n"
             f"{lab.frr['node1'].vtysh.running_config()}\nagent: {agent.output()[-3000:]}"
         ) from None
+
+
+def test_type5_routes_reach_ovn_and_packets_cross_the_l3vni(t5: tuple[Lab, AgentProcess]) -> None:
+    """vtep1's host subnet is imported into GR_red with the host's address on the transit as
+    next hop (the host's VRF carries it over the L3VNI); GR_red's tenant subnet has a route
+    back into OVN in node1's VRF (its dynamic-routing-v4-prefix-nexthop). vm-red and host5
+    ping each other, and the packets cross the fabric on the L3VNI's VXLAN devices."""
+    lab, agent = t5
+    assert lab.ovn is not None
+    gw = str(TRANSIT.network_address + 1)
+    try:
+        wait_for(lambda: lab.ovn is not None and (HOST_NET, gw) in [
+            (p, h) for p, h, _port in lab.ovn.owned_rows(f"GR_{VRF}", "node1")],
+            timeout=120, what=f"{HOST_NET} via {gw} on GR_{VRF}")  # fmt: skip
+        wait_for(lambda: vrf_routes(lab, "node1").get(TENANT, {}).get("gateway") == GATEWAY,
+                 timeout=60, what=f"{TENANT} via {GATEWAY} in node1's VRF")  # fmt: skip
+        before = counters(lab, "node1", f"vx-l3-{L3VNI}")
+        far = counters(lab, "vtep1", f"vxlan{L3VNI}")
+        wait_for(lambda: ping(lab, VM5.name, HOST5.ip), timeout=60, what="vm-red -> host5")
+    except LabTimeout as exc:
+        status = agent.status()
+        raise AssertionError(
+            f"{exc}\nrejected: {status['rejected']}\nnode1 VRF: {vrf_routes(lab, 'node1')}\n"
+            f"GR: {lab.ovn.nbctl('lr-route-list', f'GR_{VRF}')}\n"
+            f"agent: {agent.output()[-3000:]}"
+        ) from None
+    assert ping(lab, HOST5.name, VM5.ip, count=3)
+    after, far_after = counters(lab, "node1", f"vx-l3-{L3VNI}"), counters(lab, "vtep1",
+                                                                       f"vxlan{L3VNI}")  # fmt: skip
+    assert after[1] - before[1] >= 4 and after[0] - before[0] >= 4, (before, after)
+    assert far_after[0] - far[0] >= 4 and far_after[1] - far[1] >= 4, (far, far_after)
+    routes = run(["ip", "route", "show", "vrf", VRF, "proto", "210"], netns=lab.netns("node1"))
+    assert f"{TENANT} via {GATEWAY}" in routes, routes
