@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import subprocess
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from ovn_frr.lab.evpn import ASN, TX_OFF, Host, _bgp_common, plug, route_reflector, veth_host
 from ovn_frr.lab.lab import Lab
-from ovn_frr.lab.proc import run
+from ovn_frr.lab.proc import LabError, run
 from ovn_frr.lab.spec import LabSpec, LinkSpec, NodeSpec, PeerSpec
 
 VRF = "red"
@@ -180,3 +182,48 @@ def vrf_routes(lab: Lab, member: str, vrf: str = VRF) -> dict[str, dict[str, Any
     """The kernel's routes in ``vrf`` of ``member``: destination -> the route."""
     text = run(["ip", "-json", "route", "show", "vrf", vrf], netns=lab.netns(member))
     return {str(r.get("dst")): r for r in json.loads(text or "[]")}
+
+
+#: counts the VXLAN packets (UDP 4789, IPv4 underlay) a device receives, by VNI, for a while
+_SNIFF = """
+import json, socket, struct, sys, time
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
+s.bind((sys.argv[1], 0))
+s.settimeout(0.2)
+end, seen = time.monotonic() + float(sys.argv[2]), {}
+print("ready", flush=True)
+while time.monotonic() < end:
+    try:
+        pkt = s.recv(65535)
+    except socket.timeout:
+        continue
+    if len(pkt) < 50 or pkt[12:14] != b"\\x08\\x00" or pkt[23] != 17:
+        continue
+    udp = 14 + (pkt[14] & 15) * 4
+    if struct.unpack("!H", pkt[udp + 2:udp + 4])[0] == 4789:
+        vni = int.from_bytes(pkt[udp + 12:udp + 15], "big")
+        seen[vni] = seen.get(vni, 0) + 1
+print(json.dumps(seen), flush=True)
+"""
+
+
+def vxlan_on_the_wire(
+    lab: Lab, member: str, dev: str, seconds: float, action: Callable[[], object]
+) -> dict[int, int]:
+    """Run ``action`` while ``dev`` of ``member`` is watched: VXLAN packets seen, by VNI."""
+    proc = subprocess.Popen(
+        ["ip", "netns", "exec", lab.netns(member), sys.executable, "-c", _SNIFF, dev,
+         str(seconds)],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        if proc.stdout.readline().strip() != "ready":
+            raise LabError(f"sniffer on {member}/{dev} did not start")
+        action()
+        out, _ = proc.communicate(timeout=seconds + 30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return {int(k): v for k, v in json.loads(out.strip().splitlines()[-1]).items()}

@@ -30,6 +30,7 @@ from ovn_frr.lab.type5 import (
     type5_routes,
     type5_spec,
     vrf_routes,
+    vxlan_on_the_wire,
 )
 from tests.e2e.conftest import FAST_SYNC
 
@@ -126,7 +127,14 @@ def test_type5_routes_reach_ovn_and_packets_cross_the_l3vni(t5: tuple[Lab, Agent
             f"GR: {lab.ovn.nbctl('lr-route-list', f'GR_{VRF}')}\n"
             f"agent: {agent.output()[-3000:]}"
         ) from None
-    assert ping(lab, HOST5.name, VM5.ip, count=3)
+    # on the underlay (tor1's link to vtep1): the pings travel as VXLAN with VNI 1000
+    pinged: list[bool] = []
+    underlay = lab.link("tor1", "vtep1").ifname
+    wire = vxlan_on_the_wire(
+        lab, "tor1", underlay, 4, lambda: pinged.append(ping(lab, HOST5.name, VM5.ip, count=3))
+    )
+    assert pinged == [True]
+    assert wire.get(L3VNI, 0) >= 6 and set(wire) == {L3VNI}, wire
     after, far_after = counters(lab, "node1", f"vx-l3-{L3VNI}"), counters(lab, "vtep1",
                                                                        f"vxlan{L3VNI}")  # fmt: skip
     assert after[1] - before[1] >= 4 and after[0] - before[0] >= 4, (before, after)
