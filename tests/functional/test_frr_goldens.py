@@ -41,4 +41,3 @@ def test_golden_loads_into_frr(name: str, frr_lab: Callable[[], Lab]) -> None:
     assert set(paths(parse(text))) - set(paths(parse(running))) == set()
     # nothing FRR adds or changes looks like ovn-frr's to the next check
     assert plan(running, text).batch.text == ""
-    assert plan(running, text, managed_vrfs=("red", "blue")).batch.text == ""

@@ -117,6 +117,8 @@ class FakeFrr:
             return {"network": "Can't find static route specified"}.get(
                 words[1], "Could not find route-map entry"
             )
+        if words[0] == "no" and words[1] == "advertise" and "route-map" in words:
+            return "Unknown command"  # FRR 8.4: the no form takes no route-map
         if not path and line.startswith("no router bgp ") and " vrf " in line:
             vrf = self.tree.children.get(f"vrf {words[-1]}", Node(""))
             if any(k.startswith("vni ") for k in vrf.children):
@@ -143,6 +145,9 @@ class FakeFrr:
             for k in [k for k in ctx.children if k == target or (
                     target.startswith(REPLACED) and _key(k) == _key(target))]:  # fmt: skip
                 del ctx.children[k]
+            if target.startswith("advertise "):  # `no advertise ipv4 unicast`: any route-map
+                for k in [k for k in ctx.children if k.startswith(f"{target} route-map ")]:
+                    del ctx.children[k]
             if target in ("bgp default ipv4-unicast", "bgp network import-check"):
                 ctx.children.setdefault(line, Node(line))  # a default turned off
             if target.startswith("neighbor ") and target.endswith(" bfd"):

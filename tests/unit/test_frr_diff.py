@@ -67,6 +67,7 @@ def test_negate() -> None:
     assert negate("no bgp default ipv4-unicast") == "bgp default ipv4-unicast"
     assert negate("network 10.0.0.0/8") == "no network 10.0.0.0/8"
     assert negate("fpm address 127.0.0.1 port 2620") == "no fpm address"
+    assert negate("advertise ipv6 unicast route-map ovnfrr-type5") == "no advertise ipv6 unicast"
 
 
 # --- property: replaying the batch on a model of FRR gives the new config --------------------

@@ -212,10 +212,10 @@ def test_the_plan_owns_only_marked_or_desired_lines() -> None:
         "  network 10.2.0.0/16 route-map ovnfrr-origin\n exit-address-family\nexit\n"
     )
     batch = plan(running, "").batch.text
-    assert batch == (
-        "no route-map ovnfrr-old permit 10\n"
+    assert batch == (  # route-map entries go last (after what named them)
         "router bgp 64512\n address-family ipv4 unicast\n"
         "  no network 10.2.0.0/16 route-map ovnfrr-origin\n exit-address-family\nexit\n"
+        "no route-map ovnfrr-old permit 10\n"
     )
 
 
@@ -397,15 +397,14 @@ def test_an_l3vni_maps_the_vrf_and_announces_type5_and_goes_without_the_vrf() ->
     stays."""
     text = with_l3vni(1000)
     assert "vrf red\n vni 1000\nexit-vrf\n" in text
-    assert " address-family l2vpn evpn\n  advertise ipv4 unicast\n  advertise ipv6 unicast\n" in (
-        text)  # fmt: skip
+    assert (" address-family l2vpn evpn\n  advertise ipv4 unicast route-map ovnfrr-type5\n"
+            "  advertise ipv6 unicast route-map ovnfrr-type5\n") in text  # fmt: skip
     frr = FakeFrr()
     frr.apply_batch("vrf red\n ip route 192.0.2.0/24 blackhole\nexit-vrf\n")
-    cfg = frr_settings(config.parse(BASE + TOR1 + "[vrfs.red]\n"))
-    applier = FrrApplier(frr, managed_vrfs=cfg.managed_vrfs)
+    applier = FrrApplier(frr)
     converge(applier, text)
     assert lines(frr) >= set(paths(parse(text)))
-    assert FrrApplier(frr, managed_vrfs=cfg.managed_vrfs).check(text).sent == 0
+    assert FrrApplier(frr).check(text).sent == 0
     sent = len(frr.batches)
     converge(applier, with_l3vni(None))
     batch = "".join(frr.batches[sent:])
@@ -421,7 +420,28 @@ def test_an_l3vni_maps_the_vrf_and_announces_type5_and_goes_without_the_vrf() ->
     converge(applier, render(desired_frr(cfg_only, {})))
     assert "router bgp 64512 vrf red" not in frr.running_config()
     assert "vni 1000" not in frr.running_config()
-    # a VRF the node config does not list: its L3VNI is the operator's
-    frr.apply_batch("vrf blue\n vni 2000\nexit-vrf\n")
+    # an operator's L3VNI and type-5 lines (no ovn-frr route-map), even in a VRF of the node
+    # config: never touched
+    frr.apply_batch(
+        "vrf blue\n vni 2000\nexit-vrf\nvrf red\n vni 3000\nexit-vrf\n"
+        "router bgp 64512 vrf red\n address-family l2vpn evpn\n"
+        "  advertise ipv4 unicast route-map OPS\n exit-address-family\nexit\n"
+    )
     converge(applier, with_l3vni(None))
-    assert "vni 2000" in frr.running_config()
+    running = frr.running_config()
+    assert "vni 2000" in running and "vni 3000" in running
+    assert "advertise ipv4 unicast route-map OPS" in running
+
+
+def test_a_restart_before_ovn_is_known_keeps_next_hop_route_maps() -> None:
+    """While OVN's intent is not known, the network lines FRR has stay, and so do the origin
+    route-maps they name (FRR treats a missing route-map as deny: the prefix would go)."""
+    frr = FakeFrr()
+    text = with_hops({"10.0.0.0/24": "10.255.0.3"})
+    converge(FrrApplier(frr), text)
+    bare = with_hops({})
+    sent = len(frr.batches)
+    FrrApplier(frr).check(bare, adopt_networks=True)
+    assert "ovnfrr-origin-nh" not in "".join(frr.batches[sent:])
+    assert "route-map ovnfrr-origin-nh-10.255.0.3 permit 10" in frr.running_config()
+    assert "network 10.0.0.0/24 route-map ovnfrr-origin-nh-10.255.0.3" in frr.running_config()

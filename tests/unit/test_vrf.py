@@ -183,3 +183,12 @@ def test_type5_port_names_and_the_routes_back_into_ovn() -> None:
     data = [{"addr_info": [{"local": "169.254.100.1", "prefixlen": 24, "scope": "global"},
                            {"local": "fe80::1", "prefixlen": 64, "scope": "link"}]}]  # fmt: skip
     assert parse_addresses(data) == (ipaddress.ip_interface("169.254.100.1/24"),)
+
+
+def test_an_l3vni_that_a_switch_uses_is_not_made() -> None:
+    cfg = VrfConfig(l3vnis={"red": 100}, vtep=("192.0.2.1", 4789, 1450))
+    plan = plan_l3vnis(cfg, [KernelVrf("red", 1001, ours=False)], [], {100: "ls-evpn"})
+    assert plan.make == ()
+    assert plan.problems == (
+        "VRF red: L3VNI 100 is also the dynamic-routing-vni of logical switch ls-evpn (not made)",
+    )

@@ -55,7 +55,6 @@ def frr_settings(cfg: NodeConfig) -> FrrSettings:
         cfg.bgp.asn, str(cfg.bgp.router_id), neighbors, profiles, (str(fpm.host), fpm.port),
         evpn_settings(cfg),
         {name: v.l3vni for name, v in sorted(cfg.vrfs.items()) if v.l3vni is not None},
-        tuple(sorted(cfg.vrfs)),
     )  # fmt: skip
 
 

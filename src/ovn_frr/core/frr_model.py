@@ -89,8 +89,6 @@ class FrrSettings:
     evpn: EvpnSettings | None = None
     #: EVPN type-5: VRF name -> its L3VNI (``[vrfs.NAME] l3vni``)
     l3vnis: Mapping[str, int] = field(default_factory=dict)
-    #: the node config's VRFs (``[vrfs]``): their L3VNI lines are ovn-frr's
-    managed_vrfs: tuple[str, ...] = ()
 
 
 # --- the FRR config ovn-frr wants ---------------------------------------------------------------
@@ -217,6 +215,8 @@ def _any_list(name: str, afi: str) -> PrefixList:
 
 
 ORIGIN_MAP = "ovnfrr-origin"
+#: EVPN type-5: ``advertise ipv4/ipv6 unicast route-map`` (permits all; marks the lines)
+TYPE5_MAP = "ovnfrr-type5"
 
 
 def origin_map(hop: Address | None) -> str:
@@ -351,6 +351,8 @@ def desired_frr(
     maps[:0] = [RouteMap(origin_map(h), (RouteMapEntry(10, "permit", set_large_community=origin,
                                                        set_next_hop=str(h) if h else None),))
                 for h in [None, *sorted(hops, key=lambda h: (h.version, int(h)))]]  # fmt: skip
+    if any(b.l3vni for b in instances):
+        maps.append(RouteMap(TYPE5_MAP, (RouteMapEntry(10, "permit"),)))
     communities = (LargeCommunityList(ORIGIN_LIST, origin),)
     return FrrModel(cfg.fpm, cfg.bfd_profiles, communities, tuple(lists), tuple(maps),
                     tuple(instances))  # fmt: skip

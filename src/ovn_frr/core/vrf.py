@@ -174,11 +174,15 @@ class L3vniPlan:
 
 
 def plan_l3vnis(
-    config: VrfConfig, vrfs: Iterable[KernelVrf], kernel: Iterable[KernelL3vni]
+    config: VrfConfig,
+    vrfs: Iterable[KernelVrf],
+    kernel: Iterable[KernelL3vni],
+    l2vnis: Mapping[int, str] | None = None,
 ) -> L3vniPlan:
     """What to make and remove so that each configured L3VNI has its devices in its VRF.
     ``kernel``: the configured VNIs' names as found, and every L3VNI device set of
-    ovn-frr's."""
+    ovn-frr's; ``l2vnis``: the VNIs OVN's switches use (-> switch): not made as L3VNIs."""
+    l2vnis = l2vnis or {}
     have = {k.vni: k for k in kernel}
     present = {v.name for v in vrfs}
     make: list[L3vni] = []
@@ -193,6 +197,10 @@ def plan_l3vnis(
         local, port, mtu = config.vtep
         want = L3vni(vni, vrf, local, port, mtu)
         cur = have.get(vni, KernelL3vni(vni, None))
+        if vni in l2vnis:
+            problems.append(f"VRF {vrf}: L3VNI {vni} is also the dynamic-routing-vni of "
+                            f"logical switch {l2vnis[vni]} (not made)")  # fmt: skip
+            continue
         if cur.foreign:
             problems.append(f"VRF {vrf}: L3VNI {vni}: {', '.join(cur.foreign)} exist and are "
                             "not ovn-frr's (left as they are)")  # fmt: skip

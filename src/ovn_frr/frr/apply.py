@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -102,11 +102,8 @@ class FrrApplier:
         frr: FrrConfig,
         clock: Callable[[], float] = time.monotonic,
         backoff: tuple[float, float] = (1.0, 60.0),
-        managed_vrfs: Iterable[str] = (),
     ) -> None:
         self.frr = frr
-        #: the node config's VRFs (their L3VNI lines are ovn-frr's, see frr.plan)
-        self.managed_vrfs = frozenset(managed_vrfs)
         self.clock = clock
         self.backoff = backoff
         #: replaced on every change, never changed in place (read from other threads)
@@ -231,7 +228,7 @@ class FrrApplier:
         if inputs == self._quiet:
             return None
         self._quiet = None
-        return plan(text, desired, active, adopt_networks, self.managed_vrfs), False, inputs
+        return plan(text, desired, active, adopt_networks), False, inputs
 
     def _count_drift(self, key: str, commands: frozenset[Path], now: float) -> None:
         self.drift_lines += len(commands)

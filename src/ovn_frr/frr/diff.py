@@ -91,6 +91,9 @@ def negate(line: str) -> str:
     for bare in BARE_NO:
         if line.startswith(bare):
             return f"no {bare}"
+    if line.startswith("advertise ") and " route-map " in line:
+        # FRR 8.4: `no advertise ipv4 unicast` takes no route-map ("Unknown command")
+        return f"no {line.split(' route-map ', 1)[0]}"
     return f"no {line}"
 
 
@@ -204,7 +207,12 @@ def diff_trees(old: Node, new: Node) -> Batch:
     # `exit` (FRR >= 9.1 then stops reading the batch): only BGP lines can be cut off, and
     # the next check sends them again
     changes = removals + additions
-    changes = [c for c in changes if not _bgp(c)] + [c for c in changes if _bgp(c)]
+    # route-map entries that go, after the BGP lines: a network or neighbor that named one has
+    # left it first (FRR takes a missing route-map as deny), also when FRR >= 9.1 stops the
+    # batch at a rejected BGP line
+    late = [c for c in removals if not c[0] and c[1].startswith("no route-map ")]
+    changes = ([c for c in changes if not _bgp(c) and c not in late]
+               + [c for c in changes if _bgp(c)] + late)  # fmt: skip
     lines: list[BatchLine] = []
     for path, group in itertools.groupby(changes, key=lambda c: c[0]):
         lines += [BatchLine(f"{' ' * i}{ctx}", path[: i + 1]) for i, ctx in enumerate(path)]

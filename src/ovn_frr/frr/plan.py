@@ -16,10 +16,10 @@ from the config itself:
 - the BFD profiles of the node config: all their lines;
 - a BGP VRF instance that is not desired and holds nothing but ovn-frr's lines and the instance
   settings ovn-frr renders: the whole instance;
-- in the VRFs of the node config's ``[vrfs]`` (``managed_vrfs``): the L3VNI (``vrf X`` >
-  ``vni N``) and ``advertise ipv4/ipv6 unicast`` under ``address-family l2vpn evpn`` of
-  ``router bgp ASN vrf X`` (EVPN type-5). Other lines of ``vrf X`` (an operator's static
-  routes) stay, and ``vrf X`` itself is never negated.
+- EVPN type-5: ``advertise ipv4/ipv6 unicast route-map ovnfrr-type5`` under ``address-family
+  l2vpn evpn`` of ``router bgp ASN vrf X``, and the L3VNI of such a VRF (``vrf X`` > ``vni N``)
+  or of one the desired config maps. Other lines of ``vrf X`` (an operator's static routes)
+  stay, and ``vrf X`` itself is never negated.
 
 Everything else is the operator's and never touched. Lines equal to desired ones count as
 ovn-frr's (they are not sent again).
@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 from ovn_frr.core.frr_model import ORIGIN_MAP
 from ovn_frr.frr.diff import Batch, Node, Path, build, diff_trees, parse, paths
+from ovn_frr.frr.render import TYPE5_LINES
 
 #: ovn-frr's objects are named with it
 MARK = "ovnfrr-"
@@ -53,7 +54,6 @@ INSTANCE_SETTINGS = (
 
 Unit = tuple[str, ...]
 EVPN_FAMILY = "address-family l2vpn evpn"
-TYPE5_LINES = ("advertise ipv4 unicast", "advertise ipv6 unicast")
 
 
 def object_name(line: str) -> str | None:
@@ -120,11 +120,11 @@ class Owners:
     profiles: frozenset[str]
     #: (instance line, address-family line, neighbor address) the desired config renders
     families: frozenset[tuple[str, str, str]] = frozenset()
-    #: the VRFs of the node config (their L3VNI and type-5 lines are ovn-frr's)
+    #: the VRFs whose L3VNI the desired config maps
     vrfs: frozenset[str] = frozenset()
 
     @classmethod
-    def of(cls, desired: Node, vrfs: Iterable[str] = ()) -> Owners:
+    def of(cls, desired: Node) -> Owners:
         neighbors = set()
         families = set()
         for top, node in desired.children.items():
@@ -139,6 +139,11 @@ class Owners:
         profiles = set()
         if bfd is not None:
             profiles = {p.split()[1] for p in bfd.children if p.startswith("profile ")}
+        vrfs = {
+            top[4:]
+            for top, node in desired.children.items()
+            if top.startswith("vrf ") and any(k.startswith("vni ") for k in node.children)
+        }
         return cls(frozenset(neighbors), frozenset(profiles), frozenset(families), frozenset(vrfs))
 
 
@@ -151,7 +156,6 @@ def _instance(top: str, node: Node, want: Node, owners: Owners) -> list[Path]:
         if n is not None and n[0] not in mine and f" route-map {MARK}" in path[-1]:
             stale.add(n[0])
     out = []
-    type5 = top.rsplit(" vrf ", maxsplit=1)[-1] in owners.vrfs if " vrf " in top else False
     for path in paths(node, (top,)):
         line = path[-1]
         n = neighbor_of(line)
@@ -159,7 +163,7 @@ def _instance(top: str, node: Node, want: Node, owners: Owners) -> list[Path]:
             _has(want, path[1:])
             or origin_network(line)
             or (n is not None and (n[0] in stale or _managed(owners, path, n, mine)))
-            or (type5 and path[1:2] == (EVPN_FAMILY,) and line.startswith(TYPE5_LINES))
+            or (path[1:2] == (EVPN_FAMILY,) and line in TYPE5_LINES)
         ):
             out.append(path)
     return out
@@ -172,6 +176,15 @@ def _managed(owners: Owners, path: Path, n: tuple[str, str], mine: set[str]) -> 
     if n[0] not in mine or n[1] not in NEIGHBOR_ATTRS:
         return False
     return len(path) == 2 or (path[0], path[1], n[0]) in owners.families
+
+
+def _type5(running: Node, vrf: str) -> bool:
+    """FRR runs ovn-frr's type-5 lines in ``vrf``'s BGP instance (then its L3VNI is ours)."""
+    for top, node in running.children.items():
+        if top.startswith("router bgp ") and top.endswith(f" vrf {vrf}"):
+            family = node.children.get(EVPN_FAMILY)
+            return family is not None and any(x in family.children for x in TYPE5_LINES)
+    return False
 
 
 def _wholly_ours(top: str, node: Node, ours: list[Path]) -> bool:
@@ -199,7 +212,7 @@ def ours(running: Node, desired: Node, owners: Owners) -> Node:
                 name = line.split()[1] if line.startswith("profile ") else None
                 if name in owners.profiles:
                     keep += [(top, line), *paths(profile, (top, line))]
-        elif top.startswith("vrf ") and top[4:] in owners.vrfs:
+        elif top.startswith("vrf ") and (top[4:] in owners.vrfs or _type5(running, top[4:])):
             vnis = [p for p in paths(node, (top,)) if p[-1].startswith("vni ")]
             keep += [(top,), *vnis] if vnis else []
         elif (name := object_name(top)) is not None and name.startswith(MARK):
@@ -219,10 +232,14 @@ class Plan:
 
 
 def adopted_networks(running: Node) -> list[Path]:
-    """ovn-frr's ``network`` lines FRR has (kept while OVN's intent is not known yet)."""
-    return [p for top, node in running.children.items() if top.startswith("router bgp ")
+    """ovn-frr's ``network`` lines FRR has, with the origin route-maps they name (kept while
+    OVN's intent is not known yet: a network whose route-map is gone is withdrawn)."""
+    nets = [p for top, node in running.children.items() if top.startswith("router bgp ")
             for p in paths(node, (top,))
             if origin_network(p[-1])]  # fmt: skip
+    maps = {p[-1].split()[-1] for p in nets}
+    return nets + [p for top, node in running.children.items() if object_name(top) in maps
+                   for p in [(top,), *paths(node, (top,))]]  # fmt: skip
 
 
 def plan(
@@ -230,15 +247,13 @@ def plan(
     desired: str,
     held: Mapping[Unit, Iterable[Path]] | None = None,
     adopt_networks: bool = False,
-    managed_vrfs: Iterable[str] = (),
 ) -> Plan:
     """The batch that brings FRR from ``running`` to ``desired``. ``held``: units kept at the
     given lines (what FRR had before a batch that it rejected them in); ``adopt_networks``:
-    OVN's intent is not known yet, so the ``network`` lines FRR has stay as they are;
-    ``managed_vrfs``: the node config's VRFs."""
+    OVN's intent is not known yet, so the ``network`` lines FRR has stay as they are."""
     run = parse(running)
     want = parse(desired)
-    owners = Owners.of(want, managed_vrfs)
+    owners = Owners.of(want)
     if adopt_networks:
         want = build([*paths(want), *adopted_networks(run)])
     effective = _effective(want, held)

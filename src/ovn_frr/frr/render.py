@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ovn_frr.core.frr_model import (
+    TYPE5_MAP,
     BfdProfile,
     BgpInstance,
     BgpNeighbor,
@@ -147,6 +148,11 @@ def render_vnis(evpn: EvpnSettings) -> list[str]:
     return lines
 
 
+#: EVPN type-5 in a VRF's instance (the route-map marks them as ovn-frr's)
+TYPE5_LINES = (f"advertise ipv4 unicast route-map {TYPE5_MAP}",
+               f"advertise ipv6 unicast route-map {TYPE5_MAP}")  # fmt: skip
+
+
 def render_l3vnis(instances: Iterable[BgpInstance]) -> str:
     """EVPN type-5: each VRF's L3VNI, as FRR shows it (``vrf X`` / `` vni N`` / ``exit-vrf``)."""
     return "".join(f"vrf {b.vrf}\n vni {b.l3vni}\nexit-vrf\n" for b in instances if b.l3vni)
@@ -187,8 +193,8 @@ def render_bgp(b: BgpInstance) -> str:
         lines.append(" exit-address-family")
     evpn = [n for n in b.neighbors if "l2vpn-evpn" in n.afis]
     if b.l3vni:  # the VRF's prefixes (its BGP table's best paths) go out as type-5 routes
-        lines += [" address-family l2vpn evpn", "  advertise ipv4 unicast",
-                  "  advertise ipv6 unicast", " exit-address-family"]  # fmt: skip
+        lines += [" address-family l2vpn evpn", *(f"  {x}" for x in TYPE5_LINES),
+                  " exit-address-family"]  # fmt: skip
     elif evpn or b.evpn is not None:
         lines.append(" address-family l2vpn evpn")
         lines += [f"  neighbor {n.address} activate" for n in evpn]

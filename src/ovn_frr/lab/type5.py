@@ -49,12 +49,14 @@ def type5_spec() -> LabSpec:
 def node_config(lab: Lab) -> str:
     """node1's agent: iBGP with l2vpn evpn to tor1, VRF red with its L3VNI and transit port."""
     tor = lab.link("node1", "tor1").peer_v4
+    ovs = lab.rundir / "node1" / "ovs"  # the Chassis' run directory (EVPN's bridges)
     return (
         f'[[bgp.neighbors]]\naddress = "{tor}"\nremote_as = "internal"\n'
         'address_families = ["ipv4-unicast", "l2vpn-evpn"]\n'
         "keepalive = 1\nhold = 3\nconnect_retry = 1\n\n"
         f'[evpn]\nlocal_ip = "{lab.spec.router_id("node1")}"\ncheck_ms = 1000\n\n'
-        f'[vrfs.{VRF}]\nl3vni = {L3VNI}\ninterfaces = ["br-{VRF}"]\n'
+        f'[vrfs.{VRF}]\nl3vni = {L3VNI}\ninterfaces = ["br-{VRF}"]\n\n'
+        f'[ovs]\ndb = "unix:{ovs}/conf.sock"\nrundir = "{ovs}"\n'
     )
 
 

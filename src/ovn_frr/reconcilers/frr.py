@@ -77,7 +77,7 @@ class FrrReconciler:
         self.watches: tuple[Signal, ...] = (networks, self._observation)
         self.io = Worker(self.name)
         self.show = Worker(f"{self.name}-show")
-        self.applier = FrrApplier(frr, clock, managed_vrfs=settings.managed_vrfs)
+        self.applier = FrrApplier(frr, clock)
         self._with_bfd = any(n.bfd_profile for n in settings.neighbors)
         self._rendered: tuple[Networks, str] | None = None
         self.reachable = False

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Protocol
 
+from ovn_frr.core.evpn import evpn_intent
 from ovn_frr.core.model import Address, Interface, Network
 from ovn_frr.core.ovn import OvnState
 from ovn_frr.core.vrf import (
@@ -93,6 +94,7 @@ class VrfReconciler:
         self.type5: Cell[Type5Hops] = type5 or Cell("type5", Type5Hops())
         self.watches: tuple[Signal, ...] = (ovn, self.networks)
         self.return_routes = 0
+        self._swept = False
         self.io = Worker(self.name)
         self.plan = VrfPlan()
         self.l3plan = L3vniPlan()
@@ -130,23 +132,37 @@ class VrfReconciler:
             for p in plan.problems:
                 log.warning("vrf_problem %s", p)
         self.plan = plan
-        l3plan = await self._l3vnis(kernel)
+        l3plan, failed = await self._l3vnis(state, kernel)
         if self.config.l3vnis:
             await self._type5(state, kernel)
+        if not self._swept:
+            await self._sweep(kernel)
+        if failed:  # never a tight loop of remaking devices
+            return self.clock() + min(self.check_s, 2.0)
         if plan.create or plan.remove or l3plan.make or l3plan.delete:
             return self.clock() + min(self.check_s, 0.2)  # read them back soon
         return self.clock() + self.check_s
 
-    async def _l3vnis(self, kernel: Sequence[KernelVrf]) -> L3vniPlan:
-        """The L3VNI devices at the node config (in VRFs the kernel has now)."""
-        found = await self.io(self.kernel.read_l3vnis, self.config.l3vnis.values())
-        plan = plan_l3vnis(self.config, kernel, found)
+    async def _l3vnis(
+        self, state: OvnState | None, kernel: Sequence[KernelVrf]
+    ) -> tuple[L3vniPlan, bool]:
+        """The L3VNI devices at the node config (in VRFs the kernel has now); whether a read or
+        a change failed."""
+        try:
+            found = await self.io(self.kernel.read_l3vnis, self.config.l3vnis.values())
+        except OSError as exc:
+            log.warning("l3vni_read_failed error=%s", exc)
+            return self.l3plan, True
+        l2vnis = {} if state is None else {s.vni: s.switch for s in evpn_intent(state).switches}
+        plan = plan_l3vnis(self.config, kernel, found, l2vnis)
+        failed = False
         if plan.delete or plan.make:
             try:
                 await self.io(self.kernel.apply_l3vnis, plan.delete, plan.make)
             except OSError as exc:
                 log.warning("l3vni_apply_failed error=%s", exc)
                 plan = replace(plan, problems=(*plan.problems, f"L3VNI change failed: {exc}"))
+                failed = True
             for x in plan.make:
                 log.info("l3vni_devices vrf=%s vni=%d bridge=%s vxlan=%s local=%s", x.vrf,
                          x.vni, x.bridge, x.vxlan, x.local)  # fmt: skip
@@ -156,7 +172,20 @@ class VrfReconciler:
             for p in plan.problems:
                 log.warning("l3vni_problem %s", p)
         self.l3plan, self.l3vnis = plan, found
-        return plan
+        return plan, failed
+
+    async def _sweep(self, kernel: Sequence[KernelVrf]) -> None:
+        """Once per start: the routes back of VRFs that had an L3VNI before (the node config
+        is read at start only)."""
+        for v in kernel:
+            if v.name in self.config.l3vnis:
+                continue
+            old = await self.io(self.kernel.routes, v.table)
+            if old:
+                await self.io(self.kernel.apply_routes, v.table, (), sorted(old, key=str))
+                log.info("vrf_return_routes vrf=%s table=%d deleted=%d (no L3VNI)", v.name,
+                         v.table, len(old))  # fmt: skip
+        self._swept = True
 
     async def _type5(self, state: OvnState | None, kernel: Sequence[KernelVrf]) -> None:
         """Publish what the import needs for type-5 routes; keep the way back (the announced

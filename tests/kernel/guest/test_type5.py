@@ -73,7 +73,7 @@ def test_the_vrf_and_its_l3vni_devices_are_made(t5: tuple[Lab, AgentProcess]) ->
     assert red["l3vni"] == L3VNI
     running = lab.frr["node1"].vtysh.running_config()
     assert f"vrf {VRF}\n vni {L3VNI}\n" in running
-    assert "  advertise ipv4 unicast\n" in running
+    assert "  advertise ipv4 unicast route-map ovnfrr-type5\n" in running
 
 
 def test_type5_both_ways(t5: tuple[Lab, AgentProcess]) -> None:
@@ -141,3 +141,44 @@ def test_type5_routes_reach_ovn_and_packets_cross_the_l3vni(t5: tuple[Lab, Agent
     assert far_after[0] - far[0] >= 4 and far_after[1] - far[1] >= 4, (far, far_after)
     routes = run(["ip", "route", "show", "vrf", VRF, "proto", "210"], netns=lab.netns("node1"))
     assert f"{TENANT} via {GATEWAY}" in routes, routes
+
+
+def test_without_the_l3vni_everything_of_it_goes(t5: tuple[Lab, AgentProcess]) -> None:
+    """The agent restarted with `[vrfs.red]` but no `l3vni`: the L3VNI's devices, FRR's
+    `vni` and type-5 lines and the route back go; vtep1 loses the tenant's type-5 route. The
+    VRF, the router's routes in red's instance and the transit stay (the router still names
+    red)."""
+    lab, agent = t5
+    agent.stop()
+    config = node_config(lab).replace(f"l3vni = {L3VNI}\n", "")
+    again = AgentProcess.start(lab, "node1", config + FAST_SYNC)
+    ns = lab.netns("node1")
+
+    def running() -> str:
+        return lab.frr["node1"].vtysh.running_config()
+
+    checks = [
+        (lambda: f"br-l3-{L3VNI}" not in links(lab, "node1")
+         and f"vx-l3-{L3VNI}" not in links(lab, "node1"), "the L3VNI's devices removed"),
+        (lambda: f"vni {L3VNI}" not in running(), "FRR's vni line removed"),
+        (lambda: "ovnfrr-type5" not in running(), "the type-5 lines removed"),
+        (lambda: "proto 210" not in run(["ip", "route", "show", "vrf", VRF], netns=ns)
+         and TENANT not in vrf_routes(lab, "node1"), "the route back removed"),
+        (lambda: TENANT not in type5_routes(lab, "vtep1"), "the type-5 route gone at vtep1"),
+    ]  # fmt: skip
+    try:
+        for check, what in checks:
+            try:
+                wait_for(check, timeout=120, what=what)
+            except LabTimeout as exc:
+                raise AssertionError(
+                    f"{exc}\nlinks: {sorted(links(lab, 'node1'))}\nFRR:\n{running()}\n"
+                    f"VRF: {run(['ip', 'route', 'show', 'vrf', VRF], netns=ns)}\n"
+                    f"vtep1 type-5: {sorted(type5_routes(lab, 'vtep1'))}\n"
+                    f"agent: {again.output()[-3000:]}"
+                ) from None
+        text = running()
+        assert f"router bgp 64512 vrf {VRF}" in text and f"network {TENANT}" in text
+        assert VRF in links(lab, "node1")
+    finally:
+        again.stop()
