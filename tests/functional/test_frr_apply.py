@@ -28,6 +28,16 @@ OPERATOR = (
 )
 
 
+#: node1 (FRR only, configured by the test) and tor1 on one link
+WITH_TOR = LabSpec(
+    nodes=(NodeSpec("node1", bgp=False),),
+    peers=(PeerSpec("tor1", 65001),),
+    links=(LinkSpec("node1", "tor1"),),
+    ovn=False,
+)
+TOR1 = '[[bgp.neighbors]]\naddress = "10.255.0.2"\nremote_as = 65001\n'
+
+
 def conf(*prefixes: str) -> str:
     nets = {"": [ipaddress.ip_network(p) for p in prefixes]}
     return render(desired_frr(frr_settings(CFG), nets))
@@ -166,15 +176,8 @@ def test_a_vrf_instance_no_longer_needed_is_removed_unless_someone_else_uses_it(
 def test_a_rejected_neighbor_never_resets_an_established_session(
     make_lab: Callable[[LabSpec], Lab],
 ) -> None:
-    lab = make_lab(
-        LabSpec(
-            nodes=(NodeSpec("node1", bgp=False),),
-            peers=(PeerSpec("tor1", 65001),),
-            links=(LinkSpec("node1", "tor1"),),
-            ovn=False,
-        )
-    )
-    tor1 = '[[bgp.neighbors]]\naddress = "10.255.0.2"\nremote_as = 65001\n'
+    lab = make_lab(WITH_TOR)
+    tor1 = TOR1
     base = '[bgp]\nasn = 64512\nrouter_id = "192.0.2.1"\n'
     good = frr_settings(config.parse(base + tor1))
     bad = frr_settings(config.parse(
@@ -208,15 +211,8 @@ def test_a_prefix_next_hop_reaches_the_peer_and_changes_without_a_withdrawal(
     """dynamic-routing-v4-prefix-nexthop: the router's own address on the shared link is the
     next hop tor1 gets (eBGP keeps a next hop on the peer's subnet); a new one swaps the
     route-map on the same network line: no ``no network``, and FRR then matches exactly."""
-    lab = make_lab(
-        LabSpec(
-            nodes=(NodeSpec("node1", bgp=False),),
-            peers=(PeerSpec("tor1", 65001),),
-            links=(LinkSpec("node1", "tor1"),),
-            ovn=False,
-        )
-    )
-    tor1 = '[[bgp.neighbors]]\naddress = "10.255.0.2"\nremote_as = 65001\n'
+    lab = make_lab(WITH_TOR)
+    tor1 = TOR1
     cfg = frr_settings(config.parse('[bgp]\nasn = 64512\nrouter_id = "192.0.2.1"\n' + tor1))
     p = ipaddress.ip_network("10.0.0.0/24")
 

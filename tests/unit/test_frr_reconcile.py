@@ -406,7 +406,8 @@ def test_an_l3vni_maps_the_vrf_and_announces_type5_and_goes_without_the_vrf() ->
     assert lines(frr) >= set(paths(parse(text)))
     assert FrrApplier(frr).check(text).sent == 0
     sent = len(frr.batches)
-    converge(applier, with_l3vni(None))
+    converge(applier, with_l3vni(None))  # the L3VNI first,
+    converge(applier, with_l3vni(None))  # its type-5 lines at the next check
     batch = "".join(frr.batches[sent:])
     assert "vrf red\n no vni 1000\nexit-vrf\n" in batch, batch
     assert "no vrf red" not in batch
@@ -417,6 +418,7 @@ def test_an_l3vni_maps_the_vrf_and_announces_type5_and_goes_without_the_vrf() ->
     # the L3VNI was all red's instance had: the instance goes too, after the L3VNI
     converge(applier, with_l3vni(1000))
     cfg_only = frr_settings(config.parse(BASE + TOR1 + "[vrfs.red]\n"))
+    converge(applier, render(desired_frr(cfg_only, {})))
     converge(applier, render(desired_frr(cfg_only, {})))
     assert "router bgp 64512 vrf red" not in frr.running_config()
     assert "vni 1000" not in frr.running_config()
@@ -445,3 +447,15 @@ def test_a_restart_before_ovn_is_known_keeps_next_hop_route_maps() -> None:
     assert "ovnfrr-origin-nh" not in "".join(frr.batches[sent:])
     assert "route-map ovnfrr-origin-nh-10.255.0.3 permit 10" in frr.running_config()
     assert "network 10.0.0.0/24 route-map ovnfrr-origin-nh-10.255.0.3" in frr.running_config()
+
+
+def test_the_l3vni_goes_before_the_type5_lines_that_make_it_ovn_frrs() -> None:
+    """Until FRR no longer shows the L3VNI, ovn-frr's type-5 lines stay: they are what makes
+    the L3VNI its own (were they gone first and the L3VNI not, nobody would remove it)."""
+    running = with_l3vni(1000)
+    batch = plan(running, with_l3vni(None)).batch.text
+    assert "vrf red\n no vni 1000\nexit-vrf\n" in batch
+    assert "advertise" not in batch and "ovnfrr-type5" not in batch
+    later = running.replace("vrf red\n vni 1000\nexit-vrf\n", "")
+    batch = plan(later, with_l3vni(None)).batch.text
+    assert "no advertise ipv4 unicast" in batch and "no route-map ovnfrr-type5 permit 10" in batch

@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from ovn_frr.core.frr_model import ORIGIN_MAP
+from ovn_frr.core.frr_model import ORIGIN_MAP, TYPE5_MAP
 from ovn_frr.frr.diff import Batch, Node, Path, build, diff_trees, parse, paths
 from ovn_frr.frr.render import TYPE5_LINES
 
@@ -258,7 +258,31 @@ def plan(
         want = build([*paths(want), *adopted_networks(run)])
     effective = _effective(want, held)
     mine = ours(run, effective, owners)
+    if kept := _type5_until_l3vni_gone(run, mine, effective):
+        effective = build([*paths(effective), *kept])
+        mine = ours(run, effective, owners)
     return Plan(mine, effective, diff_trees(mine, effective))
+
+
+def _type5_until_l3vni_gone(run: Node, mine: Node, effective: Node) -> list[Path]:
+    """ovn-frr's type-5 lines (and their route-map) of a VRF whose L3VNI of ovn-frr's goes:
+    kept until FRR no longer shows the L3VNI. They are what makes that L3VNI ovn-frr's: gone
+    first, an L3VNI line FRR did not drop at once would be no one's."""
+    kept: list[Path] = []
+    for top, node in mine.children.items():
+        want = effective.children.get(top, Node(top))
+        if not top.startswith("vrf ") or not any(
+            k.startswith("vni ") and k not in want.children for k in node.children
+        ):
+            continue
+        for inst_top, inst in run.children.items():
+            if inst_top.startswith("router bgp ") and inst_top.endswith(f" vrf {top[4:]}"):
+                family = inst.children.get(EVPN_FAMILY, Node(EVPN_FAMILY))
+                kept += [(inst_top, EVPN_FAMILY, x) for x in TYPE5_LINES if x in family.children]
+    if kept:
+        kept += [p for t, n in run.children.items() if object_name(t) == TYPE5_MAP
+                 for p in [(t,), *paths(n, (t,))]]  # fmt: skip
+    return kept
 
 
 def plan_from(
