@@ -191,6 +191,13 @@ def remote_vtep_of(lab: Lab, member: str, mac: str) -> str | None:
     return None
 
 
+def counters(lab: Lab, member: str, dev: str) -> tuple[int, int]:
+    """(rx, tx) packets of ``dev`` in ``member``'s namespace."""
+    out = json.loads(run(["ip", "-s", "-j", "link", "show", dev], netns=lab.netns(member)))
+    stats = out[0]["stats64"]
+    return int(stats["rx"]["packets"]), int(stats["tx"]["packets"])
+
+
 def route_reflector(lab: Lab, member: str) -> None:
     """``member`` as the underlay's router and the fabric's iBGP route reflector (ipv4 unicast
     with itself as next hop, l2vpn evpn as it came) for every member linked to it."""
@@ -291,10 +298,7 @@ class EvpnLab:
         return remote_vtep_of(self.lab, member, mac)
 
     def counters(self, member: str, dev: str) -> tuple[int, int]:
-        """(rx, tx) packets of ``dev``."""
-        out = json.loads(run(["ip", "-s", "-j", "link", "show", dev], netns=self.lab.netns(member)))
-        stats = out[0]["stats64"]
-        return int(stats["rx"]["packets"]), int(stats["tx"]["packets"])
+        return counters(self.lab, member, dev)
 
     def flow_packets(self, node: str, match: str) -> int:
         """n_packets summed over br-ev<VNI>'s flows whose text contains ``match``."""

@@ -173,13 +173,6 @@ def type5_routes(lab: Lab, member: str) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-def counters(lab: Lab, member: str, dev: str) -> tuple[int, int]:
-    """(rx, tx) packets of ``dev`` in ``member``'s namespace."""
-    stats = json.loads(run(["ip", "-json", "-s", "link", "show", "dev", dev],
-                           netns=lab.netns(member)))[0]["stats64"]  # fmt: skip
-    return int(stats["rx"]["packets"]), int(stats["tx"]["packets"])
-
-
 def vrf_routes(lab: Lab, member: str, vrf: str = VRF) -> dict[str, dict[str, Any]]:
     """The kernel's routes in ``vrf`` of ``member``: destination -> the route."""
     text = run(["ip", "-json", "route", "show", "vrf", vrf], netns=lab.netns(member))

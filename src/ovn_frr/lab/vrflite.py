@@ -91,12 +91,6 @@ def tenant_vm(lab: Lab, node: str, tenant: VrfTenant) -> Host:
     return h
 
 
-def rx_packets(lab: Lab, member: str, dev: str = "eth0") -> int:
-    """Packets ``dev`` in ``member``'s namespace received."""
-    text = run(["cat", f"/sys/class/net/{dev}/statistics/rx_packets"], netns=lab.netns(member))
-    return int(text.strip())
-
-
 def diagnose(lab: Lab, node: str, peer: str, vrf: str) -> str:
     """What a failed ping in ``vrf`` needs looked at: counters on both ends of the link, the
     bridge's ports, neighbours, OVN's MAC bindings and the node's OVS/OVN logs."""

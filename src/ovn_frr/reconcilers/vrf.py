@@ -93,7 +93,6 @@ class VrfReconciler:
         self.networks: Cell[Networks] = networks or Cell("networks", None)
         self.type5: Cell[Type5Hops] = type5 or Cell("type5", Type5Hops())
         self.watches: tuple[Signal, ...] = (ovn, self.networks)
-        self.return_routes = 0
         self._swept = False
         self.io = Worker(self.name)
         self.plan = VrfPlan()
@@ -198,7 +197,6 @@ class VrfReconciler:
         if self.networks.value is None:
             return  # what is announced is not known yet: the routes there stay
         tables = {v.name: v.table for v in kernel}
-        count = 0
         for vrf, want in return_routes(self.networks.value, self.config).items():
             table = tables.get(vrf)
             if table is None:
@@ -209,8 +207,6 @@ class VrfReconciler:
                 await self.io(self.kernel.apply_routes, table, add, delete)
                 log.info("vrf_return_routes vrf=%s table=%d added=%d deleted=%d", vrf, table,
                          len(add), len(delete))  # fmt: skip
-            count += len(want)
-        self.return_routes = count
 
     def status(self, now: float) -> dict[str, Any]:
         return {

@@ -13,7 +13,7 @@ import pytest
 
 from ovn_frr.lab import Lab, wait_for
 from ovn_frr.lab.agent import AgentProcess
-from ovn_frr.lab.evpn import ping
+from ovn_frr.lab.evpn import counters, ping
 from ovn_frr.lab.proc import LabTimeout, run
 from ovn_frr.lab.type5 import (
     GATEWAY,
@@ -25,7 +25,6 @@ from ovn_frr.lab.type5 import (
     VM5,
     VRF,
     build,
-    counters,
     node_config,
     type5_routes,
     type5_spec,

@@ -15,14 +15,13 @@ import pytest
 
 from ovn_frr.lab import Lab, LabSpec, LinkSpec, NodeSpec, PeerSpec, wait_for
 from ovn_frr.lab.agent import AgentProcess, neighbors_config
-from ovn_frr.lab.evpn import ping
+from ovn_frr.lab.evpn import counters, ping
 from ovn_frr.lab.nbtopo import VrfTenant, vrf_lite_node
 from ovn_frr.lab.proc import LabTimeout, run
 from ovn_frr.lab.vrflite import (
     HOST_NET,
     HOST_NUM,
     diagnose,
-    rx_packets,
     shared_gateway,
     tenant_vm,
     tor_host,
@@ -131,7 +130,7 @@ def test_each_vm_reaches_the_host_of_its_own_vrf_only(
                  timeout=120, what=f"{t.subnet} at tor1 in {vrf} via {t.gateway_v4}")  # fmt: skip
     for vrf, other in (("red", "blue"), ("blue", "red")):
         vm = tenants[vrf].vm[0]
-        quiet = rx_packets(lab, f"h{other}")
+        quiet = counters(lab, f"h{other}", "eth0")[0]
         try:
             wait_for(lambda v=vm: ping(lab, v, target), timeout=60, what="first ping")  # type: ignore[misc]
         except LabTimeout:
@@ -144,8 +143,8 @@ def test_each_vm_reaches_the_host_of_its_own_vrf_only(
                 f"agent: {agent.output()[-2000:]}"
             ) from None
         assert ping(lab, vm, target, count=3)
-        assert rx_packets(lab, f"h{other}") == quiet, f"{vm}'s pings reached h{other}"
-        assert rx_packets(lab, f"h{vrf}") > 0
+        assert counters(lab, f"h{other}", "eth0")[0] == quiet, f"{vm}'s pings reached h{other}"
+        assert counters(lab, f"h{vrf}", "eth0")[0] > 0
 
 
 def learned(lab: Lab, vrf: str, hop: str) -> set[str]:
