@@ -198,6 +198,16 @@ def counters(lab: Lab, member: str, dev: str) -> tuple[int, int]:
     return int(stats["rx"]["packets"]), int(stats["tx"]["packets"])
 
 
+def echo_requests(lab: Lab, member: str) -> int:
+    """ICMP echo requests ``member``'s namespace has received (IcmpInEchos of its IPv4 stack):
+    unlike a device's packet count, neither ARP nor IPv6 neighbour discovery moves it."""
+    lines = [
+        ln.split() for ln in run(["cat", "/proc/net/snmp"], netns=lab.netns(member)).splitlines()
+    ]
+    head, values = (ln for ln in lines if ln and ln[0] == "Icmp:")
+    return int(values[head.index("InEchos")])
+
+
 def route_reflector(lab: Lab, member: str) -> None:
     """``member`` as the underlay's router and the fabric's iBGP route reflector (ipv4 unicast
     with itself as next hop, l2vpn evpn as it came) for every member linked to it."""
