@@ -40,9 +40,10 @@ def cases() -> dict[str, FrrModel]:
         BASE
         + '[[bgp.neighbors]]\naddress = "10.255.9.2"\nremote_as = 65009\nvrf = "blue"\n'
         + 'address_families = ["ipv4-unicast"]\n'
-        # EVPN L2 in the default VRF: the VTEP address announced, one VNI's RD/RT overridden
+        # EVPN L2 in the default VRF: the VTEP address announced, one VNI's RD/RT overridden,
+        # graceful restart with the route reflector
         + '[[bgp.neighbors]]\naddress = "10.255.8.2"\nremote_as = "internal"\n'
-        + 'address_families = ["ipv4-unicast", "l2vpn-evpn"]\n'
+        + 'address_families = ["ipv4-unicast", "l2vpn-evpn"]\ngraceful_restart = true\n'
         + '[evpn]\nlocal_ip = "192.0.2.10"\n'
         + '[evpn.vnis.100]\nrd = "192.0.2.10:100"\n'
         + 'route_targets_import = ["65000:100", "65001:100"]\n'

@@ -32,7 +32,7 @@ def adv() -> Iterator[tuple[Lab, OpenShiftNode, AgentProcess]]:
         agent = AgentProcess.start(
             lab,
             "node1",
-            neighbors_config(lab, "node1", keepalive=1, hold=3) + FAST_SYNC,
+            neighbors_config(lab, "node1", keepalive=1, hold=3, graceful_restart=True) + FAST_SYNC,
             agent=f'metrics_listen = "127.0.0.1:{METRICS_PORT}"\n',
         )
         try:
@@ -124,15 +124,47 @@ def test_connected_as_host_announces_the_pods(
 def test_frr_restart_loses_the_config_and_the_agent_reapplies_it(
     adv: tuple[Lab, OpenShiftNode, AgentProcess],
 ) -> None:
+    """node1's FRR restarts and forgets ovn-frr's config; the agent applies it again. With
+    graceful_restart (and the F bit) tor1 keeps the EgressIP through the restart and takes it
+    back on the new session: its kernel route is never deleted."""
     lab, topo, agent = adv
     assert lab.ovn is not None
     egress = f"{topo.egress_ip}/32"
     with redistribute(lab, topo.gr, "nat"):
         wait_for(lambda: egress in tor1(lab), timeout=30, what="EgressIP at tor1")
-        lab.frr["node1"].restart()  # node1's bgpd.conf is empty: ovn-frr's config is gone
-        wait_for(lambda: "frr_drift" in agent.output(), timeout=10, what="loss detected")
-        lab.frr["tor1"].wait_established(["10.255.0.1"], timeout=60)
-        wait_for(lambda: egress in tor1(lab), timeout=30, what="EgressIP back at tor1")
+        wait_for(lambda: topo.egress_ip in run_in(lab, "tor1", "ip", "route", "show"),
+                 timeout=30, what="EgressIP in tor1's kernel")  # fmt: skip
+        before = eor_at_tor1(lab)
+        monitor = subprocess.Popen(
+            ["ip", "netns", "exec", lab.netns("tor1"), "ip", "monitor", "route"],
+            stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            lab.frr["node1"].restart()  # node1's bgpd.conf is empty: ovn-frr's config is gone
+            wait_for(lambda: "frr_drift" in agent.output(), timeout=10, what="loss detected")
+            lab.frr["tor1"].wait_established(["10.255.0.1"], timeout=60)
+            wait_for(lambda: eor_at_tor1(lab)[0] > before[0] and eor_at_tor1(lab)[1],
+                     timeout=60, what="node1's End-of-RIB at tor1")  # fmt: skip
+            assert egress in tor1(lab)
+        finally:
+            monitor.terminate()
+            seen, _ = monitor.communicate(timeout=10)
+        deleted = [
+            ln for ln in seen.splitlines() if ln.startswith("Deleted") and topo.egress_ip in ln
+        ]
+        assert not deleted, f"tor1 lost the EgressIP while node1's FRR restarted: {deleted}"
+
+
+def run_in(lab: Lab, member: str, *argv: str) -> str:
+    return subprocess.run(["ip", "netns", "exec", lab.netns(member), *argv], check=True,
+                          capture_output=True, text=True).stdout  # fmt: skip
+
+
+def eor_at_tor1(lab: Lab) -> tuple[int, bool]:
+    """(sessions established with node1 so far, node1's ipv4 unicast End-of-RIB received)."""
+    n = lab.frr["tor1"].show("show bgp neighbors 10.255.0.1 json").get("10.255.0.1", {})
+    eor = n.get("gracefulRestartInfo", {}).get("endOfRibRecv", {}).get("ipv4Unicast")
+    return int(n.get("connectionsEstablished", 0)), eor is True
 
 
 def test_static_routes_announced_but_never_imported_ones(

@@ -459,3 +459,22 @@ def test_the_l3vni_goes_before_the_type5_lines_that_make_it_ovn_frrs() -> None:
     later = running.replace("vrf red\n vni 1000\nexit-vrf\n", "")
     batch = plan(later, with_l3vni(None)).batch.text
     assert "no advertise ipv4 unicast" in batch and "no route-map ovnfrr-type5 permit 10" in batch
+
+
+def test_graceful_restart_follows_the_node_config_and_spares_an_operator_instance() -> None:
+    """A neighbor's graceful_restart: its ``graceful-restart`` line and the instance's
+    preserve-fw-state (the F bit), removed when the node config drops it; the same line in an
+    operator's instance stays."""
+    gr = TOR2.replace("65002\n", "65002\ngraceful_restart = true\n")
+    frr = FakeFrr()
+    load(frr, "router bgp 64512 vrf ops\n bgp graceful-restart preserve-fw-state\nexit\n")
+    applier = FrrApplier(frr)
+    converge(applier, desired(TOR1, gr))
+    got = lines(frr)
+    assert ("router bgp 64512", "neighbor 10.255.1.2 graceful-restart") in got
+    assert ("router bgp 64512", "bgp graceful-restart preserve-fw-state") in got
+    assert ("router bgp 64512", "neighbor 10.255.0.2 graceful-restart") not in got
+    converge(applier, desired(TOR1, TOR2))
+    got = lines(frr)
+    assert not [p for p in got if p[0] == "router bgp 64512" and "graceful" in p[-1]]
+    assert ("router bgp 64512 vrf ops", "bgp graceful-restart preserve-fw-state") in got

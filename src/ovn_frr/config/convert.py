@@ -41,6 +41,7 @@ def frr_settings(cfg: NodeConfig) -> FrrSettings:
             export_filters=_filters(nb.export_filters),
             max_prefix=nb.max_prefix,
             vrf=nb.vrf or "",
+            graceful_restart=nb.graceful_restart,
         )
         for nb in cfg.bgp.neighbors
     )

@@ -89,6 +89,9 @@ class Neighbor(_Model):
     export_filters: Annotated[tuple[PrefixFilter, ...], LAX] = ()
     max_prefix: Annotated[int, Field(ge=1, le=4_294_967_295)] | None = None
     vrf: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,15}$")] | None = None
+    #: BGP graceful restart with this neighbor (FRR's ``neighbor X graceful-restart``, with
+    #: the forwarding state preserved): it keeps what this node announced while FRR restarts.
+    graceful_restart: bool = False
 
 
 class BgpConfig(_Model):

@@ -54,6 +54,8 @@ class Neighbor:
     max_prefix: int | None = None
     #: "" the default VRF
     vrf: str = ""
+    #: BGP graceful restart (restarting speaker, forwarding state preserved)
+    graceful_restart: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +165,7 @@ class BgpNeighbor:
     route_map_in: str
     route_map_out: str
     max_prefix: int | None
+    graceful_restart: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -331,6 +334,7 @@ def desired_frr(
                     route_map_in=rm_in.name,
                     route_map_out=rm_out.name,
                     max_prefix=nb.max_prefix,
+                    graceful_restart=nb.graceful_restart,
                 )
             )
         instances.append(

@@ -13,6 +13,8 @@ from the config itself:
   neighbor (``shutdown``, another address family) stay;
 - neighbors that carry an ``ovnfrr-`` route-map but are no longer in the node config: all of
   their lines (the neighbor is removed);
+- ``bgp graceful-restart preserve-fw-state`` in the instances ovn-frr renders (it is there
+  while a neighbor of the node config has ``graceful_restart``);
 - the BFD profiles of the node config: all their lines;
 - a BGP VRF instance that is not desired and holds nothing but ovn-frr's lines and the instance
   settings ovn-frr renders: the whole instance;
@@ -36,13 +38,13 @@ from dataclasses import dataclass
 
 from ovn_frr.core.frr_model import ORIGIN_MAP, TYPE5_MAP
 from ovn_frr.frr.diff import Batch, Node, Path, build, diff_trees, parse, paths
-from ovn_frr.frr.render import TYPE5_LINES
+from ovn_frr.frr.render import GR_PRESERVE, TYPE5_LINES
 
 #: ovn-frr's objects are named with it
 MARK = "ovnfrr-"
 NEIGHBOR_ATTRS = frozenset(
     {"remote-as", "description", "password", "timers", "ebgp-multihop", "update-source", "bfd",
-     "activate", "route-map", "maximum-prefix"}
+     "activate", "route-map", "maximum-prefix", "graceful-restart"}
 )  # fmt: skip
 #: the settings ovn-frr renders in each of its BGP instances
 INSTANCE_SETTINGS = (
@@ -50,6 +52,7 @@ INSTANCE_SETTINGS = (
     "no bgp default ipv4-unicast",
     "no bgp network import-check",
     "bgp bestpath as-path multipath-relax",
+    GR_PRESERVE,
 )
 
 Unit = tuple[str, ...]
@@ -162,6 +165,7 @@ def _instance(top: str, node: Node, want: Node, owners: Owners) -> list[Path]:
         if (
             _has(want, path[1:])
             or origin_network(line)
+            or (line == GR_PRESERVE and bool(want.children))
             or (n is not None and (n[0] in stale or _managed(owners, path, n, mine)))
             or (path[1:2] == (EVPN_FAMILY,) and line in TYPE5_LINES)
         ):

@@ -130,6 +130,8 @@ def _neighbor(n: BgpNeighbor) -> list[str]:
         # FRR shows the implied `neighbor X bfd` as a line of its own (8.4 and 10.3)
         lines.append(f" neighbor {a} bfd")
         lines.append(f" neighbor {a} bfd profile {n.bfd_profile}")
+    if n.graceful_restart:
+        lines.append(f" neighbor {a} graceful-restart")
     return lines
 
 
@@ -158,6 +160,10 @@ def render_l3vnis(instances: Iterable[BgpInstance]) -> str:
     return "".join(f"vrf {b.vrf}\n vni {b.l3vni}\nexit-vrf\n" for b in instances if b.l3vni)
 
 
+#: what makes a graceful restart keep routes (rendered with a neighbor's ``graceful_restart``)
+GR_PRESERVE = "bgp graceful-restart preserve-fw-state"
+
+
 def router_bgp(asn: int, vrf: str = "") -> str:
     """The ``router bgp`` line of an instance ("": the default VRF)."""
     return f"router bgp {asn}" + (f" vrf {vrf}" if vrf else "")
@@ -173,6 +179,10 @@ def render_bgp(b: BgpInstance) -> str:
         # through different neighbor ASes are multipath
         " bgp bestpath as-path multipath-relax",
     ]
+    if any(n.graceful_restart for n in b.neighbors):
+        # the F bit: a peer keeps this node's routes through an FRR restart, and after it
+        # (without it the peer drops them as soon as the new session opens)
+        lines.append(f" {GR_PRESERVE}")
     for n in b.neighbors:
         lines += _neighbor(n)
     for afi in ("ipv4", "ipv6"):

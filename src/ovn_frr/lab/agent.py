@@ -20,6 +20,7 @@ def neighbors_config(
     hold: int = 9,
     bfd_ms: int | None = None,
     skip: tuple[str, ...] = (),
+    graceful_restart: bool = False,
 ) -> str:
     """Node config for BGP to every peer linked to ``node`` but ``skip`` (IPv4 sessions; in
     the link's VRF), with BFD profile ``tor`` (``bfd_ms`` x 3) when given."""
@@ -31,7 +32,8 @@ def neighbors_config(
         out.append(f'[[bgp.neighbors]]\naddress = "{la.peer_v4}"\nremote_as = {asn[la.remote]}\n'
                    f"keepalive = {keepalive}\nhold = {hold}\n"
                    + (f'vrf = "{la.vrf}"\n' if la.vrf else "")
-                   + ('bfd_profile = "tor"\n' if bfd_ms else ""))  # fmt: skip
+                   + ('bfd_profile = "tor"\n' if bfd_ms else "")
+                   + ("graceful_restart = true\n" if graceful_restart else ""))  # fmt: skip
     if bfd_ms:
         out.append(f"[bfd.profiles.tor]\nreceive_interval_ms = {bfd_ms}\n"
                    f"transmit_interval_ms = {bfd_ms}\n")  # fmt: skip

@@ -270,7 +270,7 @@ class EvpnLab:
         return (
             f'[[bgp.neighbors]]\naddress = "{tor}"\nremote_as = "internal"\n'
             'address_families = ["ipv4-unicast", "l2vpn-evpn"]\n'
-            "keepalive = 1\nhold = 3\nconnect_retry = 1\n\n"
+            "keepalive = 1\nhold = 3\nconnect_retry = 1\ngraceful_restart = true\n\n"
             f'[evpn]\nlocal_ip = "{lab.spec.router_id(node)}"\ncheck_ms = 1000\n\n'
             f'[ovs]\ndb = "unix:{ovs}/conf.sock"\nrundir = "{ovs}"\n'
         )

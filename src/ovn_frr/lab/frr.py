@@ -143,14 +143,17 @@ class FrrInstance:
         self.start_again()
 
     def stop(self, crash: bool = False) -> None:
-        """Stop every daemon: SIGTERM (zebra removes its kernel routes), or with ``crash``
-        SIGKILL (a crash, an OOM kill: the kernel keeps them, see docs/frr.md)."""
+        """Stop every daemon: SIGTERM, zebra last as FRR's own init script does (zebra removes
+        its kernel routes), or with ``crash`` SIGKILL (a crash, an OOM kill: the kernel keeps
+        them, see docs/frr.md)."""
         pids = self.pids()
         if crash:
             for pid in pids:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
-        kill_pids(pids)
+        zebra = read_pid(self.rundir / "zebra.pid")
+        kill_pids([p for p in pids if p != zebra])
+        kill_pids([p for p in pids if p == zebra])
         remove_frr_tmp(self.launcher_pids())
 
     def start_again(self) -> None:
