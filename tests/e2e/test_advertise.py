@@ -13,7 +13,9 @@ import pytest
 
 from ovn_frr.lab import Lab, LabSpec, LinkSpec, NodeSpec, PeerSpec, wait_for
 from ovn_frr.lab.agent import AgentProcess, neighbors_config
+from ovn_frr.lab.kernelwatch import KernelRoutes
 from ovn_frr.lab.nbtopo import OpenShiftNode, openshift_node
+from ovn_frr.lab.proc import run
 from tests.e2e.conftest import FAST_SYNC
 
 # node1's BGP comes from the agent alone (bgp=False: the lab renders nothing for it)
@@ -130,41 +132,31 @@ def test_frr_restart_loses_the_config_and_the_agent_reapplies_it(
     lab, topo, agent = adv
     assert lab.ovn is not None
     egress = f"{topo.egress_ip}/32"
-    with redistribute(lab, topo.gr, "nat"):
+    tor = lab.frr["tor1"]
+    with redistribute(lab, topo.gr, "nat"), KernelRoutes(lab.netns("tor1")) as kernel:
         wait_for(lambda: egress in tor1(lab), timeout=30, what="EgressIP at tor1")
-        wait_for(lambda: topo.egress_ip in run_in(lab, "tor1", "ip", "route", "show"),
+        wait_for(lambda: topo.egress_ip in run(["ip", "route", "show"], netns=lab.netns("tor1")),
                  timeout=30, what="EgressIP in tor1's kernel")  # fmt: skip
-        before = eor_at_tor1(lab)
-        monitor = subprocess.Popen(
-            ["ip", "netns", "exec", lab.netns("tor1"), "ip", "monitor", "route"],
-            stdout=subprocess.PIPE, text=True,
-        )  # fmt: skip
-        try:
-            lab.frr["node1"].restart()  # node1's bgpd.conf is empty: ovn-frr's config is gone
-            wait_for(lambda: "frr_drift" in agent.output(), timeout=10, what="loss detected")
-            lab.frr["tor1"].wait_established(["10.255.0.1"], timeout=60)
-            wait_for(lambda: eor_at_tor1(lab)[0] > before[0] and eor_at_tor1(lab)[1],
-                     timeout=60, what="node1's End-of-RIB at tor1")  # fmt: skip
-            assert egress in tor1(lab)
-        finally:
-            monitor.terminate()
-            seen, _ = monitor.communicate(timeout=10)
-        deleted = [
-            ln for ln in seen.splitlines() if ln.startswith("Deleted") and topo.egress_ip in ln
-        ]
+        # the monitor is listening once it has seen a route of its own come and go
+        probe = ["ip", "route", "add", "blackhole", "203.0.113.250/32"]
+        run(probe, netns=lab.netns("tor1"))
+        kernel.wait("203.0.113.250")
+        run(["ip", "route", "del", "blackhole", "203.0.113.250/32"], netns=lab.netns("tor1"))
+        before = tor.graceful_restart("10.255.0.1")
+        assert (before["mode"], before["f_bit"]) == ("Restart", True), before
+        lab.frr["node1"].restart()  # node1's bgpd.conf is empty: ovn-frr's config is gone
+        wait_for(lambda: "frr_drift" in agent.output(), timeout=10, what="loss detected")
+
+        def back() -> bool:
+            now = tor.graceful_restart("10.255.0.1")
+            eor = bool(now["eor"].get("ipv4Unicast"))
+            return eor and now["connections"] > before["connections"]
+
+        wait_for(back, timeout=60, what="node1's session back at tor1, with its End-of-RIB")
+        assert egress in tor1(lab)
+        deleted = [line for _, line in kernel.lines
+                   if line.startswith("Deleted") and line.split()[1] == topo.egress_ip]  # fmt: skip
         assert not deleted, f"tor1 lost the EgressIP while node1's FRR restarted: {deleted}"
-
-
-def run_in(lab: Lab, member: str, *argv: str) -> str:
-    return subprocess.run(["ip", "netns", "exec", lab.netns(member), *argv], check=True,
-                          capture_output=True, text=True).stdout  # fmt: skip
-
-
-def eor_at_tor1(lab: Lab) -> tuple[int, bool]:
-    """(sessions established with node1 so far, node1's ipv4 unicast End-of-RIB received)."""
-    n = lab.frr["tor1"].show("show bgp neighbors 10.255.0.1 json").get("10.255.0.1", {})
-    eor = n.get("gracefulRestartInfo", {}).get("endOfRibRecv", {}).get("ipv4Unicast")
-    return int(n.get("connectionsEstablished", 0)), eor is True
 
 
 def test_static_routes_announced_but_never_imported_ones(

@@ -48,22 +48,6 @@ def _updates_at(lab: EvpnLab, member: str) -> int:
     return sum(int(n["messageStats"]["updatesRecv"]) for n in out.values())
 
 
-def _session_at_tor(lab: EvpnLab, node: str) -> dict[str, Any]:
-    """tor1's view of its session with ``node``: connections established, ``node``'s graceful
-    restart mode and F bit (FRR details it per address family for unicast only; one flag sets
-    it for every family) and whether its l2vpn evpn End-of-RIB came."""
-    addr = str(lab.lab.link("tor1", node).peer_v4)
-    n = lab.lab.frr["tor1"].show(f"show bgp neighbors {addr} json").get(addr, {})
-    gr = n.get("gracefulRestartInfo", {})
-    return {
-        "state": n.get("bgpState"),
-        "connections": int(n.get("connectionsEstablished", 0)),
-        "mode": gr.get("remoteGrMode"),
-        "f_bit": gr.get("ipv4Unicast", {}).get("fBit"),
-        "eor": gr.get("endOfRibRecv", {}).get("l2VpnEvpn"),
-    }
-
-
 def test_type2_and_type3_both_ways_and_ping(ev: EvpnLab) -> None:
     # type-2 of the OVN ports at the remote VTEP, type-3 (flood entries) for both chassis
     assert ev.remote_vtep_of("vtep1", VM1.mac) == NODE1
@@ -178,13 +162,14 @@ def test_frr_restart_rewrites_nothing(ev: EvpnLab) -> None:
     runs FRR 8.4 or 10.3, whose helper keeps unicast routes only (l2vpn evpn from FRR 10.6), so
     it withdraws node1's type-2 at the restart and takes them back on the new session."""
     before = _status(ev, "node1")["evpn"]["entries_written"]
-    session = _session_at_tor(ev, "node1")
+    node1 = str(ev.lab.link("tor1", "node1").peer_v4)
+    session = ev.lab.frr["tor1"].graceful_restart(node1)
     assert (session["mode"], session["f_bit"]) == ("Restart", True), session
     ev.lab.frr["node1"].restart()
 
     def back() -> bool:
-        now = _session_at_tor(ev, "node1")
-        return now["connections"] > session["connections"] and now["eor"] is True
+        now = ev.lab.frr["tor1"].graceful_restart(node1)
+        return now["connections"] > session["connections"] and bool(now["eor"].get("l2VpnEvpn"))
 
     wait_for(back, timeout=60, what="node1's session back at tor1, with its End-of-RIB")
     ev.wait_remote("vtep1", VM1.mac, NODE1)

@@ -461,10 +461,10 @@ def test_the_l3vni_goes_before_the_type5_lines_that_make_it_ovn_frrs() -> None:
     assert "no advertise ipv4 unicast" in batch and "no route-map ovnfrr-type5 permit 10" in batch
 
 
-def test_graceful_restart_follows_the_node_config_and_spares_an_operator_instance() -> None:
-    """A neighbor's graceful_restart: its ``graceful-restart`` line and the instance's
-    preserve-fw-state (the F bit), removed when the node config drops it; the same line in an
-    operator's instance stays."""
+def test_graceful_restart_follows_the_node_config_and_preserve_fw_state_stays() -> None:
+    """A neighbor's graceful_restart: its ``graceful-restart`` line, removed when the node
+    config drops it, and the instance's preserve-fw-state (the F bit), added and never removed
+    (an operator may have set it; alone it does nothing)."""
     gr = TOR2.replace("65002\n", "65002\ngraceful_restart = true\n")
     frr = FakeFrr()
     load(frr, "router bgp 64512 vrf ops\n bgp graceful-restart preserve-fw-state\nexit\n")
@@ -476,5 +476,7 @@ def test_graceful_restart_follows_the_node_config_and_spares_an_operator_instanc
     assert ("router bgp 64512", "neighbor 10.255.0.2 graceful-restart") not in got
     converge(applier, desired(TOR1, TOR2))
     got = lines(frr)
-    assert not [p for p in got if p[0] == "router bgp 64512" and "graceful" in p[-1]]
+    assert [p[-1] for p in got if p[0] == "router bgp 64512" and "graceful" in p[-1]] == [
+        "bgp graceful-restart preserve-fw-state"
+    ]
     assert ("router bgp 64512 vrf ops", "bgp graceful-restart preserve-fw-state") in got

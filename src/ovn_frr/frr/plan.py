@@ -13,8 +13,6 @@ from the config itself:
   neighbor (``shutdown``, another address family) stay;
 - neighbors that carry an ``ovnfrr-`` route-map but are no longer in the node config: all of
   their lines (the neighbor is removed);
-- ``bgp graceful-restart preserve-fw-state`` in the instances ovn-frr renders (it is there
-  while a neighbor of the node config has ``graceful_restart``);
 - the BFD profiles of the node config: all their lines;
 - a BGP VRF instance that is not desired and holds nothing but ovn-frr's lines and the instance
   settings ovn-frr renders: the whole instance;
@@ -23,7 +21,9 @@ from the config itself:
   or of one the desired config maps. Other lines of ``vrf X`` (an operator's static routes)
   stay, and ``vrf X`` itself is never negated.
 
-Everything else is the operator's and never touched. Lines equal to desired ones count as
+Everything else is the operator's and never touched. ``bgp graceful-restart preserve-fw-state``
+is added where a neighbor has ``graceful_restart`` and never removed: an operator may have set
+it, and without a neighbor in graceful-restart mode it does nothing. Lines equal to desired ones count as
 ovn-frr's (they are not sent again).
 
 A *unit* is what a rejected line takes with it: a neighbor (every line of it, in every address
@@ -165,7 +165,6 @@ def _instance(top: str, node: Node, want: Node, owners: Owners) -> list[Path]:
         if (
             _has(want, path[1:])
             or origin_network(line)
-            or (line == GR_PRESERVE and bool(want.children))
             or (n is not None and (n[0] in stale or _managed(owners, path, n, mine)))
             or (path[1:2] == (EVPN_FAMILY,) and line in TYPE5_LINES)
         ):

@@ -201,6 +201,21 @@ class FrrInstance:
         default VRF)."""
         return {addr: str(info.get("bgpState", "?")) for addr, info in self._neighbors(vrf).items()}
 
+    def graceful_restart(self, neighbor: str, vrf: str = "") -> dict[str, Any]:
+        """``neighbor``'s session as this FRR sees it across restarts: ``connections``
+        established so far, the neighbor's graceful-restart ``mode`` (``Restart``,
+        ``Helper``...), its ``f_bit`` (FRR details it per family for unicast only; one setting
+        sets it for every family) and ``eor``: End-of-RIB received, per family
+        (``ipv4Unicast``, ``l2VpnEvpn``)."""
+        n = self._neighbors(vrf).get(neighbor, {})
+        gr = n.get("gracefulRestartInfo", {})
+        return {
+            "connections": int(n.get("connectionsEstablished", 0)),
+            "mode": gr.get("remoteGrMode"),
+            "f_bit": gr.get("ipv4Unicast", {}).get("fBit"),
+            "eor": {k: v is True for k, v in gr.get("endOfRibRecv", {}).items()},
+        }
+
     def bfd_protected(self, neighbors: Iterable[str], vrf: str = "") -> bool:
         """Each BGP session Established for 2 s or more, with BFD up as bgpd (not only bfdd)
         sees it. BFD comes up before BGP and flaps once when the session establishes (bgpd
