@@ -21,10 +21,10 @@ from the config itself:
   or of one the desired config maps. Other lines of ``vrf X`` (an operator's static routes)
   stay, and ``vrf X`` itself is never negated.
 
-Everything else is the operator's and never touched. ``bgp graceful-restart preserve-fw-state``
-is added where a neighbor has ``graceful_restart`` and never removed: an operator may have set
-it, and without a neighbor in graceful-restart mode it does nothing. Lines equal to desired ones count as
-ovn-frr's (they are not sent again).
+Everything else is the operator's and never touched. Lines equal to desired ones count as
+ovn-frr's (they are not sent again). ``bgp graceful-restart preserve-fw-state`` is added where
+a neighbor has ``graceful_restart`` and never removed: an operator may have set it, and without
+a neighbor in graceful-restart mode it does nothing.
 
 A *unit* is what a rejected line takes with it: a neighbor (every line of it, in every address
 family of its instance), or else the line itself with what it holds. A unit FRR rejected is

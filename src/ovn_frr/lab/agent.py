@@ -23,7 +23,8 @@ def neighbors_config(
     graceful_restart: bool = False,
 ) -> str:
     """Node config for BGP to every peer linked to ``node`` but ``skip`` (IPv4 sessions; in
-    the link's VRF), with BFD profile ``tor`` (``bfd_ms`` x 3) when given."""
+    the link's VRF), with BFD profile ``tor`` (``bfd_ms`` x 3) when given, and graceful restart
+    when asked."""
     asn = {p.name: p.asn for p in lab.spec.peers if p.name not in skip}
     out = []
     for la in lab.links(node):
