@@ -226,3 +226,33 @@ def test_a_chassis_that_may_host_a_gateway_has_its_router_before_the_failover(
             assert standby.rows("nb", "Logical_Switch") == switches
         finally:
             standby.reader.close()
+
+
+def test_the_load_balancers_of_a_group_are_read_where_it_is_attached(
+    central: OvnCentral,
+) -> None:
+    """ovn-kubernetes' services: one load balancer group on every gateway router. Its VIPs are
+    GR_ch1's on ch1; a group attached to GR_ch2 alone reaches no other chassis."""
+    nb = central.nbctl
+    nb("lb-add", "svc", "172.30.0.10:80", "10.244.1.2:8080", "tcp")
+    nb("lb-add", "svc2", "172.30.0.20:80", "10.244.2.2:8080", "tcp")
+
+    def lb(name: str) -> str:
+        return nb("--bare", "--columns=_uuid", "find", "Load_Balancer", f"name={name}").strip()
+
+    cluster = nb("create", "Load_Balancer_Group", "name=clusterLBGroup",
+                 f"load_balancer={lb('svc')}").strip()  # fmt: skip
+    only2 = nb("create", "Load_Balancer_Group", "name=ch2Group",
+               f"load_balancer={lb('svc2')}").strip()  # fmt: skip
+    for i in (1, 2, 3):
+        nb("add", "Logical_Router", f"GR_ch{i}", "load_balancer_group", cluster)
+    nb("add", "Logical_Router", "GR_ch2", "load_balancer_group", only2)
+    w = Watched(central, "ch1")
+    try:
+        s = w.state(lambda s: any(r.vips for r in s.routers if r.name == "GR_ch1"))
+        gr1 = next(r for r in s.routers if r.name == "GR_ch1")
+        assert {(v.lb, str(v.address)) for v in gr1.vips} == {("svc", "172.30.0.10")}
+        assert w.rows("nb", "Load_Balancer_Group") == {"clusterLBGroup"}
+        assert w.rows("nb", "Load_Balancer") == {"svc"}
+    finally:
+        w.reader.close()

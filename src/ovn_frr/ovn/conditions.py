@@ -14,11 +14,12 @@ ovn-controller conditions SB on its local datapaths:
            HA_Chassis with its name -> the ports and HA groups referring to them)
         -> the routers holding them, and the routers pinned here (options:chassis), but
            not a router pinned to another chassis
-        -> of each: its ports, NATs and load balancers (by UUID; the import's hijack guard
-           keeps routes off every address of the routers reached); and of a router with
+        -> of each: its ports, NATs, load balancers and load balancer groups -> the groups'
+           load balancers (by UUID; the import's hijack guard keeps routes off every address
+           of the routers reached); and of a router with
            dynamic routing announced in full here (its gateway here, or on every chassis:
            pinned nowhere, no gateway port, not local-only): the switches behind its ports
-           (through their router-type ports) with all their ports and load balancers
+           (through their router-type ports) with all their ports, load balancers and groups
         Logical_Router_Static_Route: the rows ovn-frr did not write, only while such a
         router redistributes ``static``
 
@@ -61,6 +62,7 @@ def initial_nb(chassis: str) -> Conditions:
         "Logical_Switch_Port": NOTHING,
         "NAT": NOTHING,
         "Load_Balancer": NOTHING,
+        "Load_Balancer_Group": NOTHING,
         LRSR: NOTHING,
     }
 
@@ -113,14 +115,17 @@ def _switches_holding(
     lsps: set[str],
     ports_out: set[str],
     lbs_out: set[str],
+    groups_out: set[str],
     switches_out: set[str],
 ) -> None:
-    """The switches holding any of ``lsps``: all their ports, their LBs, their UUIDs."""
+    """The switches holding any of ``lsps``: all their ports, their LBs and LB groups, their
+    UUIDs."""
     for ls in switches:
         ports = _refs(ls, "ports")
         if lsps.intersection(ports):
             ports_out.update(ports)
             lbs_out.update(_refs(ls, "load_balancer"))
+            groups_out.update(_refs(ls, "load_balancer_group"))
             switches_out.add(str(ls.uuid))
 
 
@@ -134,8 +139,9 @@ def nb(idl: Any, chassis: str, bound: frozenset[str]) -> Conditions:
     # the local switches, all their ports and load balancers
     wanted_lsps: set[str] = set()
     lbs: set[str] = set()
+    lb_groups: set[str] = set()
     local_switches: set[str] = set()
-    _switches_holding(switches, bound_lsps, wanted_lsps, lbs, local_switches)
+    _switches_holding(switches, bound_lsps, wanted_lsps, lbs, lb_groups, local_switches)
     # routers are reached through any switch received (local, or behind a router announced
     # in full), as ovn-controller follows patch ports from its local datapaths
     peers = {p.options.get("router-port") for p in lsps if p.type == "router"} - {None}
@@ -164,6 +170,7 @@ def nb(idl: Any, chassis: str, bound: frozenset[str]) -> Conditions:
         wanted_lrps.update(ports)
         nats.update(_refs(lr, "nat"))
         lbs.update(_refs(lr, "load_balancer"))
+        lb_groups.update(_refs(lr, "load_balancer_group"))
         if not _true(options, OPT_ENABLED):
             continue
         mine = [lrps[u] for u in ports if u in lrps]
@@ -177,7 +184,10 @@ def nb(idl: Any, chassis: str, bound: frozenset[str]) -> Conditions:
             statics |= "static" in options.get(OPT_REDISTRIBUTE, "")
     full_peers = {str(p.uuid) for p in lsps
                   if p.type == "router" and p.options.get("router-port") in full_names}  # fmt: skip
-    _switches_holding(switches, full_peers, wanted_lsps, lbs, local_switches)
+    _switches_holding(switches, full_peers, wanted_lsps, lbs, lb_groups, local_switches)
+    # the load balancers of the groups received (a group is asked by its UUID first)
+    lbs.update(u for g in t["Load_Balancer_Group"].rows.values() if str(g.uuid) in lb_groups
+               for u in _refs(g, "load_balancer"))  # fmt: skip
     # a switch already received is asked by its UUID, one clause however many of its ports
     # are bound here (10k pods bound at once change no condition); a port whose switch has
     # not arrived yet is asked through the switch holding it
@@ -207,5 +217,6 @@ def nb(idl: Any, chassis: str, bound: frozenset[str]) -> Conditions:
         "Logical_Switch_Port": lsp_conds + _by_uuid(wanted_lsps) or NOTHING,
         "NAT": _by_uuid(nats) or NOTHING,
         "Load_Balancer": _by_uuid(lbs) or NOTHING,
+        "Load_Balancer_Group": _by_uuid(lb_groups) or NOTHING,
         LRSR: NOT_OURS if statics else NOTHING,
     }

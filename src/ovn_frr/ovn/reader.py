@@ -45,12 +45,14 @@ from ovn_frr.ovn.jsonrpc import Client
 log = logging.getLogger(__name__)
 
 NB_TABLES = {
-    "Logical_Router": ["name", "options", "ports", "nat", "load_balancer"],
+    "Logical_Router": ["name", "options", "ports", "nat", "load_balancer", "load_balancer_group"],
     "Logical_Router_Port": ["name", "networks", "options", "gateway_chassis", "ha_chassis_group"],
-    "Logical_Switch": ["name", "ports", "load_balancer", "other_config"],
+    "Logical_Switch": ["name", "ports", "load_balancer", "load_balancer_group", "other_config"],
     "Logical_Switch_Port": ["name", "addresses", "dynamic_addresses", "type", "options"],
     "NAT": ["external_ip", "type", "logical_port", "external_mac", "options"],
     "Load_Balancer": ["name", "vips", "options"],
+    # ovn-kubernetes attaches its services to every gateway router and switch through groups
+    "Load_Balancer_Group": ["name", "load_balancer"],
     LRSR: ["ip_prefix", "policy", "options", "external_ids"],
     # this chassis' entries only: which gateway ports it may host
     "Gateway_Chassis": ["chassis_name"],
@@ -133,6 +135,15 @@ def _lsp_entries(lsp: Any) -> tuple[tuple[str, tuple[Address, ...]], ...]:
     return tuple((m, tuple(ips)) for m, ips in out.items())
 
 
+def _lbs(row: Any) -> list[Any]:
+    """A router's or switch's load balancers: its own and those of its load balancer groups
+    (each once, as ovn-northd takes them)."""
+    lbs = {str(lb.uuid): lb for lb in row.load_balancer}
+    for group in row.load_balancer_group:
+        lbs.update((str(lb.uuid), lb) for lb in group.load_balancer)
+    return [lbs[u] for u in sorted(lbs)]
+
+
 def _vips(lb: Any) -> tuple[Vip, ...]:
     options = dict(lb.options)
     return tuple(Vip.of(lb.name, a, options) for key in lb.vips
@@ -172,7 +183,7 @@ def read_nb(
                               lsp.name in bound, lsp.type, entries[0][0] if entries else "",
                               entries)
             )  # fmt: skip
-        vips = tuple(v for lb in ls.load_balancer for v in _vips(lb))
+        vips = tuple(v for lb in _lbs(ls) for v in _vips(lb))
         switches[uuid] = LogicalSwitch(uuid, ls.name, tuple(lsps), vips, dict(ls.other_config))
     routers = []
     for lr in t["Logical_Router"].rows.values():
@@ -201,7 +212,7 @@ def read_nb(
             distributed = nat.type == "dnat_and_snat" and nat.logical_port and nat.external_mac
             here = nat.logical_port[0] in bound if distributed else gateway_here
             nats.append(Nat.of(lr.name, ext, dict(nat.options), here, nat.type))
-        vips = tuple(v for lb in lr.load_balancer for v in _vips(lb))
+        vips = tuple(v for lb in _lbs(lr) for v in _vips(lb))
         routers.append(LogicalRouter.of(lr.name, options, ports, tuple(nats), vips, pinned,
                                         str(lr.uuid)))  # fmt: skip
     statics = tuple(
