@@ -56,7 +56,7 @@ def test_only_changes_are_sent_operator_config_stays_and_a_rejected_line_is_isol
 ) -> None:
     lab = make_lab(LabSpec(nodes=(NodeSpec("node1", bgp=False),), ovn=False))
     vtysh = lab.frr["node1"].vtysh
-    vtysh.apply(OPERATOR)
+    lab.frr["node1"].apply(OPERATOR)  # tried again while FRR 10's mgmtd holds the datastore
     applier = FrrApplier(vtysh)
 
     assert applier.check(conf("10.128.0.0/23", "10.128.2.5/32")).sent > 20
@@ -131,8 +131,8 @@ def test_tor_receives_exactly_what_ovn_frr_originated(make_lab: Callable[[LabSpe
         '[[bgp.neighbors]]\naddress = "10.255.1.2"\nremote_as = 65002\n'
     )
     node = lab.frr["node1"]
-    node.vtysh.apply("router bgp 64512\n address-family ipv4 unicast\n  network 192.0.2.128/25\n"
-                     " exit-address-family\nexit\n")  # the operator's own network  # fmt: skip
+    node.apply("router bgp 64512\n address-family ipv4 unicast\n  network 192.0.2.128/25\n"
+               " exit-address-family\nexit\n")  # the operator's own network  # fmt: skip
     ours = ["10.128.0.0/23", "172.20.0.10/32"]
     text = render(desired_frr(frr_settings(cfg), {"": [ipaddress.ip_network(p) for p in ours]}))
     assert not FrrApplier(node.vtysh).check(text).rejected
@@ -163,7 +163,8 @@ def test_a_vrf_instance_no_longer_needed_is_removed_unless_someone_else_uses_it(
     assert not applier.check(vrfs("", "blue", "red")).rejected
     assert "router bgp 64512 vrf blue" in running(lab)
     # the operator adds a line of their own to red
-    vtysh.apply("router bgp 64512 vrf red\n neighbor 10.98.0.2 remote-as 65098\nexit\n")
+    # (FrrInstance.apply: FRR 10.3's mgmtd may still hold the datastore of the batch before)
+    lab.frr["node1"].apply("router bgp 64512 vrf red\n neighbor 10.98.0.2 remote-as 65098\nexit\n")
     assert not applier.check(vrfs("")).rejected
     text = running(lab)
     assert "router bgp 64512 vrf blue" not in text  # ours alone: removed

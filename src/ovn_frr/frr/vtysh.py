@@ -14,6 +14,7 @@ import json
 import re
 import subprocess
 import tempfile
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -46,6 +47,11 @@ def run_subprocess(argv: Sequence[str], timeout: float = 120.0) -> Result:
 
 #: "line N: ..." as vtysh -f reports a line a daemon rejected
 LINE_ERROR = re.compile(r"line (\d+): (.*)")
+#: FRR >= 9 (mgmtd) refuses a config session while another one holds the datastore; the
+#: session before ours (often our own previous batch) releases it within moments
+LOCKED = "locked by another session"
+LOCK_TRIES = 10
+LOCK_WAIT_S = 0.2
 #: vtysh -f's words for a line a daemon refused (the daemon's own reason comes on stdout)
 REFUSED = re.compile(r"Failure to communicate\[\d+\] to (\S+), line:")
 #: vtysh -f's own end marker, rejected by zebra whenever a batch failed: noise
@@ -156,10 +162,17 @@ class Vtysh:
             raise VtyshError(f"vtysh {command!r}: not JSON ({exc}): {out[:200]!r}") from None
 
     def _batch(self, config: str) -> Result:
+        """One ``vtysh -f`` session; tried again (up to ~2 s) while FRR says another session
+        holds the datastore: nothing of the batch was applied then."""
         with tempfile.NamedTemporaryFile("w", suffix=".conf", prefix="ovn-frr-") as f:
             f.write(config)
             f.flush()
             fork = ("--no-fork",) if self.no_fork else ()
+            for _ in range(LOCK_TRIES - 1):
+                res = self.run(self._argv(*fork, "-f", f.name))
+                if LOCKED not in res.stdout and LOCKED not in res.stderr:
+                    return res
+                time.sleep(LOCK_WAIT_S)
             return self.run(self._argv(*fork, "-f", f.name))
 
     def apply_batch(self, config: str) -> tuple[LineError, ...]:

@@ -70,9 +70,11 @@ def test_the_vrf_and_its_l3vni_devices_are_made(t5: tuple[Lab, AgentProcess]) ->
     assert l3vni_status(agent)["router_mac"] == br["address"]
     red = next(v for v in agent.status()["vrfs"] if v["vrf"] == VRF)
     assert red["l3vni"] == L3VNI
-    running = lab.frr["node1"].vtysh.running_config()
-    assert f"vrf {VRF}\n vni {L3VNI}\n" in running
-    assert "  advertise ipv4 unicast route-map ovnfrr-type5\n" in running
+    # the FRR pipeline applies the type-5 lines on its own schedule (its batch may also have
+    # to wait for FRR 10's mgmtd to release the datastore): not the kernel side's
+    wanted = (f"vrf {VRF}\n vni {L3VNI}\n", "  advertise ipv4 unicast route-map ovnfrr-type5\n")
+    wait_for(lambda: all(w in lab.frr["node1"].vtysh.running_config() for w in wanted),
+             timeout=60, what="the L3VNI and type-5 lines in FRR")  # fmt: skip
 
 
 def test_type5_both_ways(t5: tuple[Lab, AgentProcess]) -> None:
