@@ -41,3 +41,23 @@ def test_a_rejected_batch_reports_the_daemons_words_first() -> None:
                               "line 1: Failure to communicate[13] to bgpd, line: router bgp "
                               "64512 vrf blue; line 2")  # fmt: skip
     assert "XFRR" not in message
+
+
+def test_a_batch_waits_for_another_session_to_release_the_datastore() -> None:
+    """FRR >= 9: a session refused because another holds the datastore applied nothing; the
+    batch is sent again until it is taken, or ``lock_wait_s`` has passed."""
+    locked = Result(1, "% Can't enter config; running datastore locked by another session\n", "")
+    calls: list[int] = []
+
+    def run(argv: Sequence[str], timeout: float = 120.0) -> Result:
+        calls.append(1)
+        return locked if len(calls) < 3 else Result(0, "", "")
+
+    Vtysh("/run/frr", run=run).apply("router bgp 64512\n")
+    assert len(calls) == 3
+
+    def always(argv: Sequence[str], timeout: float = 120.0) -> Result:
+        return locked
+
+    with pytest.raises(VtyshError, match="locked by another session"):
+        Vtysh("/run/frr", run=always, lock_wait_s=0.0).apply("x\n")

@@ -50,8 +50,7 @@ LINE_ERROR = re.compile(r"line (\d+): (.*)")
 #: FRR >= 9 (mgmtd) refuses a config session while another one holds the datastore; the
 #: session before ours (often our own previous batch) releases it within moments
 LOCKED = "locked by another session"
-LOCK_TRIES = 10
-LOCK_WAIT_S = 0.2
+LOCK_POLL_S = 0.2
 #: vtysh -f's words for a line a daemon refused (the daemon's own reason comes on stdout)
 REFUSED = re.compile(r"Failure to communicate\[\d+\] to (\S+), line:")
 #: vtysh -f's own end marker, rejected by zebra whenever a batch failed: noise
@@ -140,6 +139,8 @@ class Vtysh:
     run: Run = run_subprocess
     #: pass --no-fork to batches (see :func:`has_no_fork`)
     no_fork: bool = False
+    #: how long a batch waits for another session to release FRR's datastore (FRR >= 9)
+    lock_wait_s: float = 2.0
 
     def _argv(self, *args: str) -> list[str]:
         return [*self.prefix, VTYSH, "--vty_socket", self.socket_dir, *args]
@@ -162,18 +163,19 @@ class Vtysh:
             raise VtyshError(f"vtysh {command!r}: not JSON ({exc}): {out[:200]!r}") from None
 
     def _batch(self, config: str) -> Result:
-        """One ``vtysh -f`` session; tried again (up to ~2 s) while FRR says another session
-        holds the datastore: nothing of the batch was applied then."""
+        """One ``vtysh -f`` session; tried again (for up to ``lock_wait_s``) while FRR says
+        another session holds the datastore: nothing of the batch was applied then."""
         with tempfile.NamedTemporaryFile("w", suffix=".conf", prefix="ovn-frr-") as f:
             f.write(config)
             f.flush()
             fork = ("--no-fork",) if self.no_fork else ()
-            for _ in range(LOCK_TRIES - 1):
+            deadline = time.monotonic() + self.lock_wait_s
+            while True:
                 res = self.run(self._argv(*fork, "-f", f.name))
-                if LOCKED not in res.stdout and LOCKED not in res.stderr:
+                locked = LOCKED in res.stdout or LOCKED in res.stderr
+                if not locked or time.monotonic() >= deadline:
                     return res
-                time.sleep(LOCK_WAIT_S)
-            return self.run(self._argv(*fork, "-f", f.name))
+                time.sleep(LOCK_POLL_S)
 
     def apply_batch(self, config: str) -> tuple[LineError, ...]:
         """Apply config lines as one ``vtysh -f`` batch; FRR applies what it accepts and the

@@ -9,7 +9,6 @@ import os
 import re
 import signal
 import subprocess
-import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,7 +69,8 @@ class FrrInstance:
 
     @property
     def vtysh(self) -> Vtysh:
-        return Vtysh(str(self.rundir), no_fork=_no_fork())
+        # the lab's own config waits longer for an agent's batch (10k lines: seconds)
+        return Vtysh(str(self.rundir), no_fork=_no_fork(), lock_wait_s=15.0)
 
     def start(self) -> None:
         # FRR drops privileges (-u root keeps uid 0 without CAP_DAC_OVERRIDE): the run dir
@@ -170,18 +170,13 @@ class FrrInstance:
     def pids(self) -> list[int]:
         return [p for d in self.daemons if (p := read_pid(self.rundir / f"{d}.pid"))]
 
-    def apply(self, config: str, timeout: float = 15.0) -> None:
-        """Apply ``config`` with vtysh -f. FRR 9+ (mgmtd) refuses a config session while
-        another one (the agent's batch, say) holds the candidate datastore: tried again."""
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                self.vtysh.apply(config)
-                return
-            except VtyshError as exc:
-                if "locked by another session" not in str(exc) or time.monotonic() > deadline:
-                    raise LabError(f"{self.name}: {exc}") from None
-            time.sleep(0.2)
+    def apply(self, config: str) -> None:
+        """Apply ``config`` with vtysh -f (tried again while FRR 9+'s mgmtd lets another
+        session, the agent's batch say, hold the datastore: :attr:`Vtysh.lock_wait_s`)."""
+        try:
+            self.vtysh.apply(config)
+        except VtyshError as exc:
+            raise LabError(f"{self.name}: {exc}") from None
 
     def show(self, command: str) -> Any:
         try:
