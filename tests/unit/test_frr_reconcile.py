@@ -380,14 +380,16 @@ def test_a_prefix_next_hop_is_a_route_map_of_its_own_changed_in_place() -> None:
     assert FrrApplier(frr).check(moved).sent == 0
 
 
-def with_l3vni(l3vni: int | None, vrfs: str = "[vrfs.red]\n") -> str:
+def with_l3vni(
+    l3vni: int | None, vrfs: str = "[vrfs.red]\n", nets: tuple[str, ...] = ("10.0.0.0/24",)
+) -> str:
     evpn = (
         '[[bgp.neighbors]]\naddress = "10.255.0.2"\nremote_as = 65001\n'
         'address_families = ["ipv4-unicast", "l2vpn-evpn"]\n'
     )
     vni = f"l3vni = {l3vni}\n" if l3vni else ""
     cfg = frr_settings(config.parse(BASE + evpn + vrfs + vni))
-    return render(desired_frr(cfg, {"red": [ipaddress.ip_network("10.0.0.0/24")]}))
+    return render(desired_frr(cfg, {"red": [ipaddress.ip_network(n) for n in nets]}))
 
 
 def test_an_l3vni_maps_the_vrf_and_announces_type5_and_goes_without_the_vrf() -> None:
@@ -459,6 +461,25 @@ def test_the_l3vni_goes_before_the_type5_lines_that_make_it_ovn_frrs() -> None:
     later = running.replace("vrf red\n vni 1000\nexit-vrf\n", "")
     batch = plan(later, with_l3vni(None)).batch.text
     assert "no advertise ipv4 unicast" in batch and "no route-map ovnfrr-type5 permit 10" in batch
+
+
+def test_type5_lines_stay_while_frr_shows_the_l3vni_even_when_planned_without_a_read() -> None:
+    """FRR 10.3 can show an L3VNI after the batch that removed it (seen in CI). A change of
+    the desired config planned from what FRR last matched (no read) must not take the type-5
+    lines while it does: the L3VNI would be no one's and stay for good."""
+    frr = FakeFrr()
+    applier = FrrApplier(frr)
+    converge(applier, with_l3vni(1000))
+    assert applier.check(with_l3vni(None)).sent  # `no vni 1000`, the type-5 lines kept
+    load(frr, "vrf red\n vni 1000\nexit-vrf\n")  # ... and FRR still shows the L3VNI
+    more = with_l3vni(None, nets=("10.0.0.0/24", "10.1.0.0/24"))
+    applier.check(more, read=False)  # a change of the announcements, between two reads
+    assert "advertise ipv4 unicast route-map ovnfrr-type5" in frr.running_config()
+    converge(applier, more)  # the L3VNI again,
+    converge(applier, more)  # and then the type-5 lines
+    running = frr.running_config()
+    assert "network 10.1.0.0/24 route-map ovnfrr-origin" in running
+    assert "vni 1000" not in running and "ovnfrr-type5" not in running, running
 
 
 def test_graceful_restart_follows_the_node_config_and_preserve_fw_state_stays() -> None:

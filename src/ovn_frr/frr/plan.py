@@ -294,10 +294,15 @@ def plan_from(
     """The batch from ``base``, what FRR ran of ovn-frr's at the last check that it matched
     (the effective desired config then), to ``desired``, without reading FRR: for a change of
     the desired config between checks. None when it would remove or add a whole BGP instance
-    (that needs the running config: is the instance wholly ovn-frr's?)."""
+    (that needs the running config: is the instance wholly ovn-frr's?) or remove type-5 lines
+    (that needs the running config too: they stay while FRR still shows their L3VNI, which
+    FRR 10.3 can keep past the batch that removed it)."""
     effective = _effective(parse(desired), held)
     instances = {t for t in (*base.children, *effective.children) if t.startswith("router bgp ")}
     if any(t not in base.children or t not in effective.children for t in instances):
+        return None
+    if any(p[1:2] == (EVPN_FAMILY,) and p[-1] in TYPE5_LINES and not _has(effective, p)
+           for p in paths(base)):  # fmt: skip
         return None
     return Plan(base, effective, diff_trees(base, effective))
 
