@@ -9,8 +9,9 @@
 #
 # The chroot gets: the root bound onto itself (`ip netns exec` remounts /), /proc, /sys and /dev
 # (rbind), a tmpfs /run with the host's /run/netns bound in (namespaces are shared with the host:
-# lab names are unique per run), and the host's resolv.conf, pip config and CA certificates
-# (pip reaches PyPI as the host does). Everything is unmounted on exit.
+# lab names are unique per run), the root of scripts/frr-root.sh at its own path, and the host's
+# resolv.conf, pip config and CA certificates (pip reaches PyPI as the host does). Everything
+# is unmounted on exit.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -60,6 +61,11 @@ if ! mount --make-shared /run/netns 2>/dev/null; then
 fi
 mnt --bind /run/netns "$root/run/netns"
 mnt --bind "$here" "$root/src"
+# the root with a newer FRR that the EVPN tests' route reflector runs (scripts/frr-root.sh):
+# built here (mmdebstrap is not in the root) and seen inside at the same path
+helper=$(OVN_FRR_DEB13_CACHE=$cache bash "$here/scripts/frr-root.sh")
+mkdir -p "$root$helper"
+mnt --bind "$helper" "$root$helper"
 for f in /etc/resolv.conf /etc/pip.conf /etc/ssl/certs/ca-certificates.crt; do
     [ -f "$f" ] && cp -L "$f" "$root$f"
 done
@@ -80,4 +86,5 @@ fi
 log "running in $SUITE: $*"
 chroot "$root" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     HOME=/root LANG=C.UTF-8 PYTHONDONTWRITEBYTECODE=1 OVN_FRR_STACK=debian-13 \
+    OVN_FRR_DEB13_CACHE="$cache" \
     sh -c 'cd /src && "$@"' sh "$@"

@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -38,3 +40,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="store_true",
         help="rewrite tests/golden/* from the current renderers instead of comparing",
     )
+
+
+FRR_ROOT_SH = Path(__file__).parents[1] / "scripts" / "frr-root.sh"
+
+
+@pytest.fixture(scope="session")
+def newer_frr_root() -> str:
+    """A root file system with FRR 10.7 (Debian forky's, ``scripts/frr-root.sh``, built once
+    and cached) for a lab peer that needs an FRR >= 10.6 (``PeerSpec.frr_root``)."""
+    res = subprocess.run(["bash", str(FRR_ROOT_SH)], capture_output=True, text=True, check=False)
+    if res.returncode != 0:
+        pytest.fail(f"scripts/frr-root.sh failed: {res.stderr.strip()[-2000:]}")
+    return res.stdout.strip()

@@ -87,6 +87,29 @@ def test_teardown_leaves_nothing(make_lab: Callable[[LabSpec], Lab]) -> None:
     lab.down()  # idempotent
 
 
+def test_a_peer_runs_the_frr_of_another_root(
+    make_lab: Callable[[LabSpec], Lab], newer_frr_root: str
+) -> None:
+    """tor1 runs FRR 10.7 from a Debian forky root (PeerSpec.frr_root), node1 this machine's:
+    the session comes up, a route crosses it, and teardown leaves nothing, mounts included
+    (they live in the daemons' own mount namespaces)."""
+    spec = minimal_spec()
+    spec = LabSpec(nodes=spec.nodes, peers=(PeerSpec("tor1", 65001, frr_root=newer_frr_root),),
+                   links=spec.links)  # fmt: skip
+    tmp_before = frr_tmp()
+    lab = make_lab(spec)
+    version = lab.frr["tor1"].vtysh.command("show version").split()[1]
+    assert tuple(int(x) for x in version.split(".")[:2]) >= (10, 6), version
+    lab.wait_bgp_up()
+    lab.announcer("tor1").announce([PREFIX_V4])
+    wait_for(lambda: lab.frr["node1"].rib().get(PREFIX_V4), timeout=15, what="route at node1")
+    pids = [p for ns in netns_list() if ns.startswith(f"{lab.name}-") for p in netns_pids(ns)]
+    lab.down()
+    assert leftovers(lab, pids, tmp_before) == []
+    # (scripts/deb13.sh mounts the root itself into its own: only mounts inside it count)
+    assert f"{newer_frr_root}/" not in Path("/proc/self/mountinfo").read_text()
+
+
 def test_failed_up_removes_what_it_made(lab_base: Path) -> None:
     # FRR rejects "router bgp 0" on tor1, after OVN central and node1 are already running.
     spec = LabSpec(

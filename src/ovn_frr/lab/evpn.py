@@ -53,11 +53,13 @@ VM2 = Host("vm2", "0a:00:00:00:01:02", "10.100.0.12", "fd00:100::12")
 HOST1 = Host("host1", "0a:00:00:00:02:20", "10.100.0.20", "fd00:100::20")
 
 
-def evpn_spec() -> LabSpec:
+def evpn_spec(tor_root: str = "") -> LabSpec:
+    """``tor_root``: tor1 runs the FRR of that root file system (``PeerSpec.frr_root``)."""
     return LabSpec(
         nodes=(NodeSpec("node1", bgp=False, chassis=True),
                NodeSpec("node2", bgp=False, chassis=True)),
-        peers=(PeerSpec("tor1", ASN, bgp=False), PeerSpec("vtep1", ASN, bgp=False)),
+        peers=(PeerSpec("tor1", ASN, bgp=False, frr_root=tor_root),
+               PeerSpec("vtep1", ASN, bgp=False)),
         links=(LinkSpec("node1", "tor1"), LinkSpec("node2", "tor1"), LinkSpec("vtep1", "tor1")),
     )  # fmt: skip
 
@@ -233,11 +235,14 @@ class EvpnLab:
     base: Path = DEFAULT_BASE
     #: what the switch announces (OVN's dynamic-routing-redistribute)
     redistribute: str = "fdb,ip"
+    #: tor1 runs the FRR of this root file system ("": this machine's), e.g. one that is an
+    #: EVPN graceful-restart helper (scripts/frr-root.sh)
+    tor_root: str = ""
     lab: Lab = field(init=False)
     agents: dict[str, AgentProcess] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.lab = Lab(evpn_spec(), name=self.name, base=self.base)
+        self.lab = Lab(evpn_spec(self.tor_root), name=self.name, base=self.base)
 
     # --- building -------------------------------------------------------------------------
 

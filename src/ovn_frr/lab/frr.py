@@ -21,31 +21,68 @@ from ovn_frr.versions import Version
 
 FRR_SBIN = Path("/usr/lib/frr")
 
+#: Runs a command of the FRR installed in another root file system (``sh -c`` with: root, run
+#: directory, command...), in a mount namespace of its own (``unshare -m`` before it): the root
+#: gets /proc, /dev, /sys (the network namespace's, when started in one), /tmp (where vtysh -f
+#: files are written), /var/tmp (FRR's per-daemon directories, cleaned up as this machine's) and
+#: a /run of its own holding the instance's run directory. Nothing is mounted outside it, so
+#: nothing is left behind, and pids are this machine's (pid files and kills work as they do).
+IN_ROOT_SH = """set -e
+r=$1; d=$2; shift 2
+mount --make-rprivate /
+mount -t proc proc "$r/proc"
+mount --rbind /dev "$r/dev"
+mount --rbind /sys "$r/sys"
+mount --bind /tmp "$r/tmp"
+mount --bind /var/tmp "$r/var/tmp"
+mount -t tmpfs tmpfs "$r/run"
+mkdir -p "$r$d"
+mount --bind "$d" "$r$d"
+exec chroot "$r" "$@"
+"""
 
-def daemons_for(version: Version | None, *, node: bool) -> list[str]:
-    """Daemons in start order. FRR 9+ needs mgmtd first (it fronts staticd's config)."""
+
+def in_root(root: Path | None, rundir: Path) -> tuple[str, ...]:
+    """The prefix that runs a command of ``root``'s FRR for the instance in ``rundir``
+    (nothing: this machine's FRR)."""
+    if root is None:
+        return ()
+    return ("unshare", "-m", "sh", "-c", IN_ROOT_SH, "sh", str(root), str(rundir))
+
+
+def daemons_for(version: Version | None, *, node: bool, root: Path | None = None) -> list[str]:
+    """Daemons in start order. FRR 9+ needs mgmtd first (it fronts staticd's config). With
+    ``root``, that root's FRR (one with mgmtd is 9 or later)."""
     names = ["zebra", "bgpd", "bfdd", "staticd"] if node else ["zebra", "bgpd", "bfdd"]
-    if version is not None and version >= Version(9, 0) and (FRR_SBIN / "mgmtd").exists():
+    if root is not None:
+        newer = (root / FRR_SBIN.relative_to("/") / "mgmtd").exists()
+    else:
+        newer = version is not None and version >= Version(9, 0) and (FRR_SBIN / "mgmtd").exists()
+    if newer:
         names.insert(0, "mgmtd")
     return names
 
 
+def _chroot(root: Path | None) -> list[str]:
+    return [] if root is None else ["chroot", str(root)]
+
+
 @functools.cache
-def daemon_options(daemon: str) -> frozenset[str]:
-    """The long options ``daemon --help`` lists (asked once per process): FRR 10 took ``-f``
-    from mgmtd and staticd (their config goes through mgmtd) and ``--bfdctl`` from bfdd."""
+def daemon_options(daemon: str, root: Path | None = None) -> frozenset[str]:
+    """The long options ``daemon --help`` lists (asked once per process and root): FRR 10 took
+    ``-f`` from mgmtd and staticd (their config goes through mgmtd) and ``--bfdctl`` from bfdd."""
     try:
-        out = subprocess.run([str(FRR_SBIN / daemon), "--help"], capture_output=True,
-                             text=True, timeout=10, check=False).stdout  # fmt: skip
+        argv = [*_chroot(root), str(FRR_SBIN / daemon), "--help"]
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False).stdout
     except (OSError, subprocess.TimeoutExpired):
         return frozenset()
     return frozenset(re.findall(r"(--[a-z][a-z_-]*)", out))
 
 
 @functools.cache
-def _no_fork() -> bool:
-    """This machine's vtysh takes --no-fork (asked once per process)."""
-    return has_no_fork(run_subprocess)
+def _no_fork(root: Path | None = None) -> bool:
+    """This machine's (or ``root``'s) vtysh takes --no-fork (asked once per process)."""
+    return has_no_fork(lambda argv: run_subprocess([*_chroot(root), *argv]))
 
 
 #: zebra ``-s`` in the lab (set with SO_RCVBUFFORCE: zebra runs as root)
@@ -66,11 +103,14 @@ class FrrInstance:
     bgpd_config: str = ""
     #: zebra --graceful_restart (seconds; see NodeSpec.zebra_sweep_s)
     zebra_sweep_s: int | None = None
+    #: run the FRR of this root file system (see PeerSpec.frr_root); None: this machine's
+    root: Path | None = None
 
     @property
     def vtysh(self) -> Vtysh:
         # the lab's own config waits longer for an agent's batch (10k lines: seconds)
-        return Vtysh(str(self.rundir), no_fork=_no_fork(), lock_wait_s=15.0)
+        prefix = in_root(self.root, self.rundir)
+        return Vtysh(str(self.rundir), prefix, no_fork=_no_fork(self.root), lock_wait_s=15.0)
 
     def start(self) -> None:
         # FRR drops privileges (-u root keeps uid 0 without CAP_DAC_OVERRIDE): the run dir
@@ -106,7 +146,7 @@ class FrrInstance:
             "-i", str(self.rundir / f"{daemon}.pid"),
             "--log", f"file:{self.rundir / daemon}.log",
         ]  # fmt: skip
-        options = daemon_options(daemon)
+        options = daemon_options(daemon, self.root)
         if "--config_file" in options:
             argv += ["-f", str(conf)]
         if daemon == "zebra":
@@ -126,6 +166,7 @@ class FrrInstance:
         # the daemon keeps the launcher's stdout open (FRR 10): to a file, never a pipe
         out_file = self.rundir / f"{daemon}.out"
         with out_file.open("w") as out:
+            argv = [*in_root(self.root, self.rundir), *argv]  # unshare, sh, chroot: all exec
             launcher = subprocess.Popen(["ip", "netns", "exec", self.netns, *argv],
                                         stdout=out, stderr=subprocess.STDOUT)  # fmt: skip
         (self.rundir / f"{daemon}.launch").write_text(f"{launcher.pid}\n")

@@ -193,12 +193,17 @@ class Lab:
             self.chassis[node.name] = ch
 
     def _start_peer(self, peer: PeerSpec) -> None:
+        root = Path(peer.frr_root) if peer.frr_root else None
+        if root is not None and not (root / "usr/lib/frr/bgpd").exists():
+            raise LabError(f"{peer.name}: frr_root {peer.frr_root!r} holds no FRR "
+                           "(usr/lib/frr/bgpd); scripts/frr-root.sh builds one")  # fmt: skip
         frr = FrrInstance(
             peer.name,
             self.netns(peer.name),
             self.rundir / peer.name / "frr",
-            tuple(daemons_for(self.versions.frr, node=False)),
+            tuple(daemons_for(self.versions.frr, node=False, root=root)),
             bgpd_config="\n".join(self._bgp_config(peer.name, peer.asn)) if peer.bgp else "",
+            root=root,
         )
         frr.start()
         self.frr[peer.name] = frr

@@ -49,6 +49,9 @@ class PeerSpec:
     #: The lab renders eBGP sessions to every linked member. False: FRR starts bare (the
     #: scenario configures it, e.g. an iBGP route reflector or a remote VTEP).
     bgp: bool = True
+    #: Run the FRR of this root file system instead of this machine's (a peer that needs
+    #: another FRR version, e.g. an EVPN graceful-restart helper: ``scripts/frr-root.sh``).
+    frr_root: str = ""
 
 
 @dataclass(frozen=True, slots=True)
