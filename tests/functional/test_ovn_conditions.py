@@ -256,3 +256,29 @@ def test_the_load_balancers_of_a_group_are_read_where_it_is_attached(
         assert w.rows("nb", "Load_Balancer") == {"svc"}
     finally:
         w.reader.close()
+
+
+def test_a_changed_port_is_read_anew(central: OvnCentral) -> None:
+    """The reader keeps what it made of each switch port row until the IDL reports that row
+    changed: new addresses are read, a deleted port goes, and a port made again under the
+    same name is read as it is now."""
+    w = Watched(central, "ch1")
+
+    def pod(s: OvnState, name: str) -> tuple[str, ...] | None:
+        ports = [p for ls in s.switches.values() for p in ls.ports if p.name == name]
+        return tuple(str(a) for a in ports[0].addresses) if ports else None
+
+    try:
+        w.state(lambda s: pod(s, "pod1-2") is not None)
+        central.nbctl("lsp-set-addresses", "pod1-2", "0a:58:0a:f4:01:63 10.244.1.99")
+        w.state(lambda s: pod(s, "pod1-2") == ("10.244.1.99",))
+        central.nbctl("lsp-del", "pod1-2")
+        w.state(lambda s: pod(s, "pod1-2") is None)
+        central.nbctl("lsp-add", "pods1", "pod1-2", "--", "lsp-set-addresses", "pod1-2",
+                      "0a:58:0a:f4:01:64 10.244.1.100")  # fmt: skip
+        bind(central, "pod1-2", "ch1")
+        s = w.state(lambda s: pod(s, "pod1-2") == ("10.244.1.100",))
+        assert [p.bound_here for ls in s.switches.values() for p in ls.ports
+                if p.name == "pod1-2"] == [True]  # fmt: skip
+    finally:
+        w.reader.close()

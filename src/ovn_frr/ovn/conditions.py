@@ -35,11 +35,12 @@ a few round trips at start, one for each later step of the chain).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ovn_frr.core.ovn import OPT_ENABLED, OPT_LOCAL_ONLY, OPT_REDISTRIBUTE
 from ovn_frr.ovn.bulk import LRSR, OWNER
+from ovn_frr.ovn.views import LspView, lsp_view
 
 #: the static routes ovn-frr did not write (any chassis)
 NOT_OURS = [["external_ids", "excludes", ["map", [list(OWNER)]]]]
@@ -129,13 +130,16 @@ def _switches_holding(
             switches_out.add(str(ls.uuid))
 
 
-def nb(idl: Any, chassis: str, bound: frozenset[str]) -> Conditions:
-    """NB rows that concern this chassis, given the logical ports bound on it (from SB)."""
+def nb(
+    idl: Any, chassis: str, bound: frozenset[str], lsp_of: Callable[[Any], LspView] = lsp_view
+) -> Conditions:
+    """NB rows that concern this chassis, given the logical ports bound on it (from SB).
+    ``lsp_of``: the view of a switch port row (made once per row change by the reader)."""
     t = idl.tables
-    lsps = list(t["Logical_Switch_Port"].rows.values())
+    lsps = [lsp_of(p) for p in t["Logical_Switch_Port"].rows.values()]
     lrps = {str(r.uuid): r for r in t["Logical_Router_Port"].rows.values()}
     switches = list(t["Logical_Switch"].rows.values())
-    bound_lsps = {str(p.uuid) for p in lsps if p.name in bound}
+    bound_lsps = {p.uuid for p in lsps if p.name in bound}
     # the local switches, all their ports and load balancers
     wanted_lsps: set[str] = set()
     lbs: set[str] = set()
@@ -144,7 +148,7 @@ def nb(idl: Any, chassis: str, bound: frozenset[str]) -> Conditions:
     _switches_holding(switches, bound_lsps, wanted_lsps, lbs, lb_groups, local_switches)
     # routers are reached through any switch received (local, or behind a router announced
     # in full), as ovn-controller follows patch ports from its local datapaths
-    peers = {p.options.get("router-port") for p in lsps if p.type == "router"} - {None}
+    peers = {r for p in lsps if p.type == "router" and (r := p.router_port) is not None}
     gateways = {name[3:] for name in bound if name.startswith("cr-")}
     # gateway ports this chassis may host (a gateway chassis or HA group member): their
     # routers are here already when the gateway fails over to this chassis
@@ -182,8 +186,8 @@ def nb(idl: Any, chassis: str, bound: frozenset[str]) -> Conditions:
         if gateway_here or (distributed and not _true(options, OPT_LOCAL_ONLY)):
             full_names.update(r.name for r in mine)
             statics |= "static" in options.get(OPT_REDISTRIBUTE, "")
-    full_peers = {str(p.uuid) for p in lsps
-                  if p.type == "router" and p.options.get("router-port") in full_names}  # fmt: skip
+    full_peers = {p.uuid for p in lsps
+                  if p.type == "router" and p.router_port in full_names}  # fmt: skip
     _switches_holding(switches, full_peers, wanted_lsps, lbs, lb_groups, local_switches)
     # the load balancers of the groups received (a group is asked by its UUID first)
     lbs.update(u for g in t["Load_Balancer_Group"].rows.values() if str(g.uuid) in lb_groups
@@ -195,7 +199,7 @@ def nb(idl: Any, chassis: str, bound: frozenset[str]) -> Conditions:
     # a port bound here is asked by name until it arrives with its switch's ports: the
     # clauses then stay the same while pods are bound and unbound on a local switch (each
     # condition change costs ovsdb-server a pass over the table)
-    received = {p.name for p in lsps if str(p.uuid) in wanted_lsps}
+    received = {p.name for p in lsps if p.uuid in wanted_lsps}
     lsp_conds: list[Any] = [
         ["name", "==", n] for n in sorted(bound - received - {f"cr-{g}" for g in gateways})
     ]

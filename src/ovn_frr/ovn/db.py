@@ -38,8 +38,26 @@ class _Idl(connection.OvsdbIdl):  # type: ignore[misc]
     #: row updates received (each row inserted, changed or deleted)
     updates = 0
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        #: the UUIDs of the rows inserted, changed or deleted since :meth:`take_changed`
+        self._changed: set[Any] = set()
+
     def notify(self, event: str, row: Any, updates: Any = None) -> None:
         self.updates += 1
+        self._changed.add(row.uuid)
+
+    def take_changed(self) -> set[Any]:
+        """The UUIDs of the rows inserted, changed or deleted since the last call (call with
+        the IDL quiescent; ``ovn.views.RowViews`` does)."""
+        out, self._changed = self._changed, set()
+        return out
+
+    def cooperative_yield(self) -> None:
+        """No yield per row update: ovsdbapp's ``time.sleep(0)`` (for eventlet) hands the
+        GIL to any busy thread of the agent at every row, and a 10k-row update then waits
+        up to the interpreter's switch interval (5 ms) 10k times. This thread parses, the
+        others get the GIL at the switch interval as usual."""
 
     def run(self) -> bool:
         """One IDL run; ``on_change`` once for all the rows it brought (10k row updates are

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import ipaddress
 import logging
-import re
+import operator
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -34,13 +34,13 @@ from ovn_frr.core.ovn import (
     OvnState,
     RouterPort,
     StaticRoute,
-    SwitchPort,
     Vip,
 )
 from ovn_frr.ovn import conditions
 from ovn_frr.ovn.bulk import LRSR
 from ovn_frr.ovn.db import OvsdbConnection
 from ovn_frr.ovn.jsonrpc import Client
+from ovn_frr.ovn.views import LspView, RowViews, addr, binding_here, lsp_view, referenced
 
 log = logging.getLogger(__name__)
 
@@ -77,19 +77,12 @@ def sb_connection(remote: str, chassis: str) -> OvsdbConnection:
 def bound_ports(sb_idl: Any) -> frozenset[str]:
     """Logical ports bound on this chassis (the only chassis row the SB IDL monitors; a
     binding that arrives before its condition is narrowed has no chassis reference)."""
-    return frozenset(
-        pb.logical_port for pb in sb_idl.tables["Port_Binding"].rows.values() if pb.chassis
-    )
+    here = sb_idl.tables["Chassis"].rows
+    ports = (binding_here(pb, here) for pb in sb_idl.tables["Port_Binding"].rows.values())
+    return frozenset(p for p in ports if p is not None)
 
 
 # --- NB rows -> core values -------------------------------------------------------------------
-
-
-def _addr(text: str) -> Address | None:
-    try:
-        return ipaddress.ip_address(text.strip().strip("[]").split("/", maxsplit=1)[0])
-    except ValueError:
-        return None
 
 
 def _ifaces(owner: str, networks: Sequence[str], problems: list[str]) -> tuple[Interface, ...]:
@@ -105,34 +98,10 @@ def _ifaces(owner: str, networks: Sequence[str], problems: list[str]) -> tuple[I
 def vip_address(vip: str) -> Address | None:
     """An LB VIP key: ``IP``, ``IP:PORT`` or ``[IPv6]:PORT``."""
     if vip.startswith("["):
-        return _addr(vip[1 : vip.index("]")] if "]" in vip else vip)
+        return addr(vip[1 : vip.index("]")] if "]" in vip else vip)
     if vip.count(":") == 1:
-        return _addr(vip.split(":", maxsplit=1)[0])
-    return _addr(vip)
-
-
-def _lsp_addresses(lsp: Any) -> tuple[Address, ...]:
-    out = []
-    for entry in [*lsp.addresses, *lsp.dynamic_addresses]:
-        for word in entry.split()[1:]:  # "MAC IP IP ..."; router/unknown/dynamic carry none
-            if (a := _addr(word)) is not None:
-                out.append(a)
-    return tuple(out)
-
-
-MAC = re.compile(r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$")
-
-
-def _lsp_entries(lsp: Any) -> tuple[tuple[str, tuple[Address, ...]], ...]:
-    """Each address entry that starts with a MAC (``addresses`` before ``dynamic_addresses``):
-    (MAC, the IPs of that entry), each MAC once."""
-    out: dict[str, list[Address]] = {}
-    for entry in [*lsp.addresses, *lsp.dynamic_addresses]:
-        words = entry.split()
-        if words and MAC.match(words[0]):
-            ips = out.setdefault(str(words[0]).lower(), [])
-            ips += [a for w in words[1:] if (a := _addr(w)) is not None and a not in ips]
-    return tuple((m, tuple(ips)) for m, ips in out.items())
+        return addr(vip.split(":", maxsplit=1)[0])
+    return addr(vip)
 
 
 def _lbs(row: Any) -> list[Any]:
@@ -160,29 +129,31 @@ class StaticRow:
     options: Mapping[str, str]
 
 
+_name = operator.attrgetter("name")
+
+
 def read_nb(
-    nb_idl: Any, chassis: str, bound: frozenset[str]
+    nb_idl: Any, chassis: str, bound: frozenset[str], lsp_of: Callable[[Any], LspView] = lsp_view
 ) -> tuple[OvnState, tuple[StaticRow, ...]]:
     """The state (its static routes still without routers) and the foreign static rows (call
-    with the IDL quiescent). ``bound``: logical ports bound on this chassis."""
+    with the IDL quiescent). ``bound``: logical ports bound on this chassis; ``lsp_of``: the
+    view of a switch port row (:class:`~ovn_frr.ovn.views.RowCache`)."""
     t = nb_idl.tables
     problems: list[str] = []
     switches: dict[str, LogicalSwitch] = {}
     switch_of: dict[str, str] = {}  # router port name -> the UUID of the switch behind it
+    lsp_rows = t["Logical_Switch_Port"].rows
     for ls in t["Logical_Switch"].rows.values():
         uuid = str(ls.uuid)
         lsps = []
-        for lsp in ls.ports:
-            entries = _lsp_entries(lsp)
-            if lsp.type == "router":
-                if "router-port" in lsp.options:
-                    switch_of[lsp.options["router-port"]] = uuid
+        for lsp in referenced(ls, "ports", lsp_rows):
+            v = lsp_of(lsp)
+            if v.type == "router":
+                if v.router_port is not None:
+                    switch_of[v.router_port] = uuid
                 continue
-            lsps.append(
-                SwitchPort.of(lsp.name, _lsp_addresses(lsp), dict(lsp.options),
-                              lsp.name in bound, lsp.type, entries[0][0] if entries else "",
-                              entries)
-            )  # fmt: skip
+            lsps.append(v.bound if v.name in bound else v.port)
+        lsps.sort(key=_name)
         vips = tuple(v for lb in _lbs(ls) for v in _vips(lb))
         switches[uuid] = LogicalSwitch(uuid, ls.name, tuple(lsps), vips, dict(ls.other_config))
     routers = []
@@ -203,7 +174,7 @@ def read_nb(
         gateway_here = pinned or any(p.bound_here for p in ports)
         nats = []
         for nat in lr.nat:
-            ext = _addr(nat.external_ip)
+            ext = addr(nat.external_ip)
             if ext is None:
                 problems.append(f"NAT on {lr.name}: external_ip {nat.external_ip!r} "
                                 "is not an IP address")  # fmt: skip
@@ -284,6 +255,8 @@ class OvnReader:
         self.settling = 0
         self.max_settle_s = 1.0
         self._handed_at: float | None = None
+        #: what was made of NB rows, until they change
+        self._views = RowViews()
 
     def start(self) -> None:
         """Connect both IDLs (again after a failed start); raises OvnError."""
@@ -305,7 +278,10 @@ class OvnReader:
         sb_pending = self.sb.set_conditions(sb_conditions)
 
         def nb(idl: Any) -> tuple[conditions.Conditions, OvnState, tuple[StaticRow, ...]]:
-            return conditions.nb(idl, self.chassis, bound), *read_nb(idl, self.chassis, bound)
+            self._views.sync(idl)
+            lsp_of = self._views.cache("Logical_Switch_Port", lsp_view)
+            return (conditions.nb(idl, self.chassis, bound, lsp_of),
+                    *read_nb(idl, self.chassis, bound, lsp_of))  # fmt: skip
 
         nb_conditions, state, rows = self.nb.read(nb)
         now = self.clock()
