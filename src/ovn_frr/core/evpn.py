@@ -28,6 +28,7 @@ A malformed option is a problem line naming the switch; that switch alone is lef
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 from collections.abc import Mapping
@@ -328,7 +329,10 @@ def parse_mac(text: str) -> str | None:
     return mac if MAC.match(mac) else None
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def parse_addr(text: str) -> Address | None:
+    """An IP address as iproute2 prints it (``fe80::1%eth0`` too). Cached: each pass reads
+    every neighbour of a VNI again, 10k of them parsed anew took ~0.1 s."""
     try:
         return ipaddress.ip_address(text.split("%", 1)[0])
     except ValueError:
