@@ -22,16 +22,23 @@ log() { printf 'frr-root: %s\n' "$*" >&2; }
 
 if [ ! -f "$root/.complete" ]; then
     if [ "$(id -u)" -ne 0 ]; then log "needs root to build $root"; exit 1; fi
+    mkdir -p "$cache"
+    # one build at a time (two test tiers may ask at once); the second finds it made
+    exec 9>"$cache/.frr-root.lock"
+    flock 9
+fi
+if [ ! -f "$root/.complete" ]; then
     command -v mmdebstrap >/dev/null || {
         log "installing mmdebstrap"; apt-get update -q >&2; apt-get install -y -q mmdebstrap >&2; }
     log "building the $SUITE FRR root in $root (once)"
     rm -rf "$root"
-    mkdir -p "$cache"
     inc=$(IFS=,; echo "${PACKAGES[*]}")
     mmdebstrap --quiet --variant=apt --include="$inc" \
         --aptopt='Acquire::Check-Valid-Until "false"' \
         --customize-hook='chroot "$1" sh -c "systemctl mask frr >/dev/null 2>&1 || true"' \
         "$SUITE" "$root" "deb http://deb.debian.org/debian $SUITE main" >&2
+    # a testing suite moves: which FRR this root has is said once, when it is made
+    log "FRR $(chroot "$root" dpkg-query -W -f='${Version}' frr) in $root"
     touch "$root/.complete"
 fi
 echo "$root"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -166,8 +167,8 @@ def test_frr_restart_withdraws_nothing(ev: EvpnLab) -> None:
     while it is away and finds them unchanged when it is back: vtep1 receives no UPDATE at
     all, so no type-2 was withdrawn or announced again. (With a tor1 of FRR 8.4 or 10.3,
     whose helper keeps unicast routes only, vtep1 sees them withdrawn and back ~4 s later.)"""
-    version = ev.lab.frr["tor1"].vtysh.command("show version").split()[1]
-    assert tuple(int(x) for x in version.split(".")[:2]) >= (10, 6), version
+    version = re.search(r"FRRouting (\d+)\.(\d+)", ev.lab.frr["tor1"].vtysh.command("show version"))
+    assert version is not None and (int(version[1]), int(version[2])) >= (10, 6), version
     before = _status(ev, "node1")["evpn"]["entries_written"]
     node1 = str(ev.lab.link("tor1", "node1").peer_v4)
     session = ev.lab.frr["tor1"].graceful_restart(node1)

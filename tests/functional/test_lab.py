@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 from collections.abc import Callable
 from pathlib import Path
@@ -98,8 +99,8 @@ def test_a_peer_runs_the_frr_of_another_root(
                    links=spec.links)  # fmt: skip
     tmp_before = frr_tmp()
     lab = make_lab(spec)
-    version = lab.frr["tor1"].vtysh.command("show version").split()[1]
-    assert tuple(int(x) for x in version.split(".")[:2]) >= (10, 6), version
+    version = re.search(r"FRRouting (\d+)\.(\d+)", lab.frr["tor1"].vtysh.command("show version"))
+    assert version is not None and (int(version[1]), int(version[2])) >= (10, 6), version
     lab.wait_bgp_up()
     lab.announcer("tor1").announce([PREFIX_V4])
     wait_for(lambda: lab.frr["node1"].rib().get(PREFIX_V4), timeout=15, what="route at node1")

@@ -482,6 +482,26 @@ def test_type5_lines_stay_while_frr_shows_the_l3vni_even_when_planned_without_a_
     assert "vni 1000" not in running and "ovnfrr-type5" not in running, running
 
 
+def test_type5_lines_stay_while_frr_refuses_to_drop_the_l3vni() -> None:
+    """A refused ``no vni`` is held (the L3VNI stays as FRR has it): the type-5 lines that
+    make it ovn-frr's stay too, and both go once FRR takes the removal."""
+    refuse = [True]
+    now = [0.0]
+    frr = FakeFrr(reject=lambda p: "busy" if refuse[0] and p[-1] == "no vni 1000" else None)
+    applier = FrrApplier(frr, clock=lambda: now[0])
+    converge(applier, with_l3vni(1000))
+    for _ in range(3):  # checks while the removal is held (before its retry)
+        applier.check(with_l3vni(None))
+        running = frr.running_config()
+        assert "vni 1000" in running and "advertise ipv4 unicast route-map ovnfrr-type5" in running
+    refuse[0] = False
+    for _ in range(3):
+        now[0] += 1000.0
+        converge(applier, with_l3vni(None))
+    running = frr.running_config()
+    assert "vni 1000" not in running and "ovnfrr-type5" not in running, running
+
+
 def test_graceful_restart_follows_the_node_config_and_preserve_fw_state_stays() -> None:
     """A neighbor's graceful_restart: its ``graceful-restart`` line, removed when the node
     config drops it, and the instance's preserve-fw-state (the F bit), added and never removed

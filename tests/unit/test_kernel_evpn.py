@@ -9,7 +9,8 @@ from collections.abc import Sequence
 from ovn_frr.core.evpn import EntryChange, default_devices
 from ovn_frr.kernel.evpn import KernelEvpn, VniSpec
 
-# bridge -j fdb show br br-100 / dev vxlan-100, ip -j neigh show dev br-100 (node1, trimmed)
+# bridge -j fdb show br br-100, ip -j neigh show dev br-100 (node1, trimmed); the bridge's
+# dump holds its ports' entries, the VXLAN device's own (self, with dst) among them: FDB_VX
 FDB_BR = [
     {"mac": "33:33:00:00:00:01", "ifname": "br-100", "flags": ["self"], "state": "permanent"},
     {"mac": "0a:00:00:00:01:01", "ifname": "lo-100", "master": "br-100", "flags": [],
@@ -59,8 +60,8 @@ class Recorder:
 
     def __call__(self, argv: Sequence[str], stdin: str | None) -> str:
         self.calls.append((list(argv), stdin))
-        if argv[:4] == ["bridge", "-j", "fdb", "show"]:
-            return json.dumps(FDB_BR if argv[4] == "br" else FDB_VX)
+        if argv[:5] == ["bridge", "-j", "fdb", "show", "br"]:
+            return json.dumps(FDB_BR + FDB_VX)
         if argv[:3] == ["ip", "-j", "neigh"]:
             return json.dumps(NEIGH)
         if argv[:3] == ["ip", "-j", "-d"]:
@@ -73,7 +74,9 @@ def kernel(rec: Recorder, tx: bool = False) -> KernelEvpn:
 
 
 def test_read_tells_local_from_remote() -> None:
-    k = kernel(Recorder()).read(default_devices(100))
+    rec = Recorder()
+    k = kernel(rec).read(default_devices(100))
+    assert [argv[:3] for argv, _ in rec.calls] == [["bridge", "-j", "fdb"], ["ip", "-j", "neigh"]]
     assert k.local_macs == {"0a:00:00:00:01:01"}  # static on lo-100 only
     assert k.local_ips == {ipaddress.ip_address("10.100.0.11"): "0a:00:00:00:01:01"}
     assert k.remote_macs == {"0a:00:00:00:01:02": "192.0.2.2", "0a:00:00:00:02:20": "192.0.2.102"}

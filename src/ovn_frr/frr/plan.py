@@ -261,19 +261,20 @@ def plan(
         want = build([*paths(want), *adopted_networks(run)])
     effective = _effective(want, held)
     mine = ours(run, effective, owners)
-    if kept := _type5_until_l3vni_gone(run, mine, effective):
+    if kept := _type5_until_l3vni_gone(run, mine, want):
         effective = build([*paths(effective), *kept])
         mine = ours(run, effective, owners)
     return Plan(mine, effective, diff_trees(mine, effective))
 
 
-def _type5_until_l3vni_gone(run: Node, mine: Node, effective: Node) -> list[Path]:
-    """ovn-frr's type-5 lines (and their route-map) of a VRF whose L3VNI of ovn-frr's goes:
-    kept until FRR no longer shows the L3VNI. They are what makes that L3VNI ovn-frr's: gone
-    first, an L3VNI line FRR did not drop at once would be no one's."""
+def _type5_until_l3vni_gone(run: Node, mine: Node, desired: Node) -> list[Path]:
+    """ovn-frr's type-5 lines (and their route-map) of a VRF whose L3VNI of ovn-frr's the
+    desired config no longer has: kept until FRR no longer shows the L3VNI. They are what
+    makes that L3VNI ovn-frr's: gone first, an L3VNI line FRR did not drop at once (or
+    refused to drop: its removal is then held, not undesired) would be no one's."""
     kept: list[Path] = []
     for top, node in mine.children.items():
-        want = effective.children.get(top, Node(top))
+        want = desired.children.get(top, Node(top))
         if not top.startswith("vrf ") or not any(
             k.startswith("vni ") and k not in want.children for k in node.children
         ):

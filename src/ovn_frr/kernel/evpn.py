@@ -236,8 +236,9 @@ class KernelEvpn:
         local_macs: set[str] = set()
         remote_macs: dict[str, str] = {}
         vteps: set[str] = set()
+        # the bridge's entries include those of its ports, the VXLAN device's own (``self``,
+        # with their VTEP) among them: one dump (10k remote MACs are 20k entries)
         fdb = json.loads(self._run(["bridge", "-j", "fdb", "show", "br", d.bridge], None) or "[]")
-        fdb += json.loads(self._run(["bridge", "-j", "fdb", "show", "dev", d.vxlan], None) or "[]")
         for e in fdb:
             mac = parse_mac(str(e.get("mac", "")))
             if mac is None:

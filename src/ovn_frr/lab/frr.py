@@ -22,14 +22,14 @@ from ovn_frr.versions import Version
 FRR_SBIN = Path("/usr/lib/frr")
 
 #: Runs a command of the FRR installed in another root file system (``sh -c`` with: root, run
-#: directory, command...), in a mount namespace of its own (``unshare -m`` before it): the root
-#: gets /proc, /dev, /sys (the network namespace's, when started in one), /tmp (where vtysh -f
-#: files are written), /var/tmp (FRR's per-daemon directories, cleaned up as this machine's) and
-#: a /run of its own holding the instance's run directory. Nothing is mounted outside it, so
+#: directory, command...), in a mount namespace of its own (``unshare -m`` before it, whose
+#: mounts are private): the root gets /proc, /dev, /sys (the network namespace's, when started
+#: in one), /tmp (where vtysh -f files are written: the lab keeps TMPDIR unset), /var/tmp
+#: (FRR's per-daemon directories, cleaned up as this machine's) and a /run of its own holding
+#: the instance's run directory (the lab's are under /run). Nothing is mounted outside it, so
 #: nothing is left behind, and pids are this machine's (pid files and kills work as they do).
 IN_ROOT_SH = """set -e
 r=$1; d=$2; shift 2
-mount --make-rprivate /
 mount -t proc proc "$r/proc"
 mount --rbind /dev "$r/dev"
 mount --rbind /sys "$r/sys"

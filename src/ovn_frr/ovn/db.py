@@ -40,17 +40,20 @@ class _Idl(connection.OvsdbIdl):  # type: ignore[misc]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        #: the UUIDs of the rows inserted, changed or deleted since :meth:`take_changed`
-        self._changed: set[Any] = set()
+        #: the UUIDs of the rows inserted, changed or deleted since :meth:`take_changed`,
+        #: recorded once someone takes them (an IDL nobody asks would keep every UUID)
+        self._changed: set[Any] | None = None
 
     def notify(self, event: str, row: Any, updates: Any = None) -> None:
         self.updates += 1
-        self._changed.add(row.uuid)
+        if self._changed is not None:
+            self._changed.add(row.uuid)
 
     def take_changed(self) -> set[Any]:
         """The UUIDs of the rows inserted, changed or deleted since the last call (call with
-        the IDL quiescent; ``ovn.views.RowViews`` does)."""
-        out, self._changed = self._changed, set()
+        the IDL quiescent; ``ovn.views.RowViews`` does). The first call returns nothing and
+        starts the recording: a view made before it was made from the row as it is."""
+        out, self._changed = self._changed or set(), set()
         return out
 
     def cooperative_yield(self) -> None:

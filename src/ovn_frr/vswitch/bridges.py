@@ -26,7 +26,8 @@ MAPPINGS = "ovn-bridge-mappings"
 OPENFLOW = "OpenFlow13"
 #: flow changes go as one OpenFlow bundle: applied all or nothing, and ~4x faster than the
 #: same flow mods one by one (10k ARP responder flows added in 0.18 s instead of 0.8 s,
-#: OVS 3.1 userspace datapath, measured)
+#: OVS 3.1 userspace datapath, measured). With OpenFlow 1.3 OVS takes bundles as the ONF
+#: extension (EXT-230, OVS >= 2.6; ovs-ofctl's man page still says 1.4 is needed).
 BUNDLE = "--bundle"
 
 

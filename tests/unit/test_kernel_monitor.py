@@ -1,0 +1,41 @@
+"""Wake-ups from kernel FDB/neighbour changes: a burst wakes the pipeline once, when it ends."""
+
+from __future__ import annotations
+
+import asyncio
+
+from ovn_frr.kernel.monitor import Burst
+
+
+def test_a_burst_wakes_once_and_a_lone_change_at_once() -> None:
+    async def scenario() -> list[int]:
+        woken: list[int] = []
+        burst = Burst(lambda: woken.append(len(woken)), quiet=0.01, longest=10.0)
+        for _ in range(1000):  # zebra writing 1000 entries, one line each
+            burst.poke()
+            await asyncio.sleep(0)
+        await asyncio.sleep(0.1)
+        counts = [len(woken)]
+        burst.poke()  # a lone change later
+        await asyncio.sleep(0.1)
+        counts.append(len(woken))
+        return counts
+
+    assert asyncio.run(scenario()) == [1, 2]
+
+
+def test_a_steady_stream_still_wakes() -> None:
+    """Changes that never pause wake the pipeline every ``longest``."""
+
+    async def scenario() -> int:
+        woken: list[None] = []
+        burst = Burst(lambda: woken.append(None), quiet=0.05, longest=0.1)
+        loop = asyncio.get_running_loop()
+        end = loop.time() + 0.55
+        while loop.time() < end:
+            burst.poke()
+            await asyncio.sleep(0.005)
+        burst.cancel()
+        return len(woken)
+
+    assert asyncio.run(scenario()) >= 2  # about 5; never starved until the stream ends
