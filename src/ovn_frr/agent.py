@@ -37,6 +37,7 @@ from ovn_frr.ovn.bulk import BulkWriter
 from ovn_frr.ovn.db import OvnError, OvsdbConnection
 from ovn_frr.ovn.localnet import LocalnetWriter
 from ovn_frr.ovn.reader import OvnReader
+from ovn_frr.ovn.sbmonitor import SbMonitor
 from ovn_frr.reconcilers.advertise import AdvertiseReconciler, Networks
 from ovn_frr.reconcilers.base import Cell, Reconciler, Runner, Signal, stop_all
 from ovn_frr.reconcilers.evpn import EvpnReconciler, EvpnSettings
@@ -72,7 +73,7 @@ class Agent:
         chassis: str,
         vtysh: Vtysh,
         nb: OvsdbConnection,
-        sb: OvsdbConnection,
+        sb: SbMonitor,
         fpm_socket: socket.socket,
         clock: Callable[[], float] = time.monotonic,
         ifnames: Callable[[], dict[int, str]] = lambda: dict(socket.if_nameindex()),
@@ -155,7 +156,7 @@ class Agent:
         loop = asyncio.get_running_loop()
         self.info = AgentInfo(__version__, self.chassis, self.clock())
 
-        def changed() -> None:  # in an IDL thread
+        def changed() -> None:  # in the NB IDL's or the SB monitor's thread
             loop.call_soon_threadsafe(self._ovsdb_changed.notify)
 
         for db in (self.nb, self.sb):

@@ -136,7 +136,10 @@ class Watched:
         return got
 
     def rows(self, db: str, table: str) -> set[str]:
-        conn = self.reader.nb if db == "nb" else self.reader.sb
+        if db == "sb":
+            chassis, ports = self.reader.sb.held()
+            return set(chassis if table == "Chassis" else ports)
+        conn = self.reader.nb
 
         def names(idl: Any) -> set[str]:
             rows = idl.tables[table].rows.values()

@@ -76,7 +76,8 @@ def kernel(rec: Recorder, tx: bool = False) -> KernelEvpn:
 def test_read_tells_local_from_remote() -> None:
     rec = Recorder()
     k = kernel(rec).read(default_devices(100))
-    assert [argv[:3] for argv, _ in rec.calls] == [["bridge", "-j", "fdb"], ["ip", "-j", "neigh"]]
+    # the neighbours first (the answers in OVS need only them), then the FDB
+    assert [argv[:3] for argv, _ in rec.calls] == [["ip", "-j", "neigh"], ["bridge", "-j", "fdb"]]
     assert k.local_macs == {"0a:00:00:00:01:01"}  # static on lo-100 only
     assert k.local_ips == {ipaddress.ip_address("10.100.0.11"): "0a:00:00:00:01:01"}
     assert k.remote_macs == {"0a:00:00:00:01:02": "192.0.2.2", "0a:00:00:00:02:20": "192.0.2.102"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from ovn_frr.kernel.monitor import Burst
+from ovn_frr.kernel.monitor import Burst, KernelMonitor
 
 
 def test_a_burst_wakes_once_and_a_lone_change_at_once() -> None:
@@ -39,3 +39,18 @@ def test_a_steady_stream_still_wakes() -> None:
         return len(woken)
 
     assert asyncio.run(scenario()) >= 2  # about 5; never starved until the stream ends
+
+
+def test_a_chunk_wakes_only_for_the_watched_devices() -> None:
+    names = {"br-100", "vxlan-100", "lo-100"}
+    m = KernelMonitor(lambda: None, lambda: frozenset(names))
+    assert m.matches(b"0a:01:00:00:00:01 dev lo-100 master br-100 static\n")
+    assert m.matches(b"10.0.0.1 dev eth0 lladdr 0a:00:00:00:00:01 REACHABLE\n"
+                     b"Deleted 0a:01:00:00:00:01 dev vxlan-100 dst 192.0.2.2 self\n")  # fmt: skip
+    assert m.matches(b"00:00:00:00:00:00 dev lo-100@ovs-100 self permanent\n")
+    # a longer name, or one inside another word, is not one of them
+    assert not m.matches(b"0a:01:00:00:00:01 dev br-1000 master static\n")
+    assert not m.matches(b"10.0.0.1 dev xbr-100 lladdr 0a:00:00:00:00:01 STALE\n")
+    assert not m.matches(b"")
+    names.clear()  # nothing watched (the devices are read again for each chunk)
+    assert not m.matches(b"0a:01:00:00:00:01 dev lo-100 master br-100 static\n")

@@ -233,6 +233,30 @@ class KernelEvpn:
 
     def read(self, d: Devices) -> KernelVni:
         """The VNI's entries: the local ones ovn-frr wrote, the remote ones zebra did."""
+        return self.read_fdb(d, *self.read_neighbours(d))
+
+    def read_neighbours(self, d: Devices) -> tuple[dict[Address, str], dict[Address, str]]:
+        """The bridge's neighbours: (local: permanent, written by ovn-frr; remote: zebra's
+        ``extern_learn``), IP -> MAC."""
+        local_ips: dict[Address, str] = {}
+        remote_ips: dict[Address, str] = {}
+        neigh = json.loads(self._run(["ip", "-j", "neigh", "show", "dev", d.bridge], None) or "[]")
+        for n in neigh:
+            ip = parse_addr(str(n.get("dst", "")))
+            mac = parse_mac(str(n.get("lladdr", "")))
+            if ip is None or mac is None:
+                continue
+            # iproute2 shows the flag as a key of its own ("extern_learn": null)
+            if "extern_learn" in n or "extern_learn" in n.get("flags", ()):
+                remote_ips[ip] = mac
+            elif "PERMANENT" in n.get("state", ()):
+                local_ips[ip] = mac
+        return local_ips, remote_ips
+
+    def read_fdb(
+        self, d: Devices, local_ips: dict[Address, str], remote_ips: dict[Address, str]
+    ) -> KernelVni:
+        """The bridge's FDB, with the neighbours of :meth:`read_neighbours`."""
         local_macs: set[str] = set()
         remote_macs: dict[str, str] = {}
         vteps: set[str] = set()
@@ -252,19 +276,6 @@ class KernelEvpn:
                     vteps.add(str(dst))
                 elif "self" in flags:
                     remote_macs[mac] = str(dst)
-        local_ips: dict[Address, str] = {}
-        remote_ips: dict[Address, str] = {}
-        neigh = json.loads(self._run(["ip", "-j", "neigh", "show", "dev", d.bridge], None) or "[]")
-        for n in neigh:
-            ip = parse_addr(str(n.get("dst", "")))
-            mac = parse_mac(str(n.get("lladdr", "")))
-            if ip is None or mac is None:
-                continue
-            # iproute2 shows the flag as a key of its own ("extern_learn": null)
-            if "extern_learn" in n or "extern_learn" in n.get("flags", ()):
-                remote_ips[ip] = mac
-            elif "PERMANENT" in n.get("state", ()):
-                local_ips[ip] = mac
         return KernelVni(
             frozenset(local_macs), local_ips, remote_macs, frozenset(vteps), remote_ips
         )

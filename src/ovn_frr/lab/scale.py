@@ -333,7 +333,7 @@ def probe(nb: str, sb: str, chassis: str, monitor_all: bool) -> None:
     import threading  # noqa: PLC0415
 
     from ovn_frr.ovn.bulk import LRSR  # noqa: PLC0415
-    from ovn_frr.ovn.conditions import NOT_OURS, initial_nb, initial_sb  # noqa: PLC0415
+    from ovn_frr.ovn.conditions import NOT_OURS, initial_nb  # noqa: PLC0415
     from ovn_frr.ovn.db import OvsdbConnection  # noqa: PLC0415
     from ovn_frr.ovn.reader import (  # noqa: PLC0415
         NB_TABLES,
@@ -342,22 +342,27 @@ def probe(nb: str, sb: str, chassis: str, monitor_all: bool) -> None:
         bound_ports,
         read_nb,
     )
+    from ovn_frr.ovn.sbmonitor import SbMonitor  # noqa: PLC0415
 
     woken = threading.Event()
     # 50 of them starting at once on a small machine: more than the agent's 15 s to sync
+    sbc: OvsdbConnection | SbMonitor
     if monitor_all:  # what ovn-frr monitored before: every row but its own routes' and
-        # other chassis' Chassis rows
+        # other chassis' Chassis rows (SB through the IDL, as then)
         nbc = OvsdbConnection(nb, NB, NB_TABLES, {LRSR: NOT_OURS}, timeout=600)
         sbc = OvsdbConnection(sb, SB, SB_TABLES, {"Chassis": [["name", "==", chassis]]},
                               timeout=600)  # fmt: skip
+        nbc.on_change = sbc.on_change = woken.set
+        nbc.start()
+        sbc.start()
     else:
         nbc = OvsdbConnection(nb, NB, NB_TABLES, initial_nb(chassis), timeout=600)
-        sbc = OvsdbConnection(sb, SB, SB_TABLES, initial_sb(chassis), timeout=600)
-    nbc.on_change = sbc.on_change = woken.set
-    reader = OvnReader(nbc, sbc, chassis)
-    reader.start()
-    while not monitor_all and reader.read() is None:  # settled: its whole share is in
-        time.sleep(0.1)
+        sbc = SbMonitor(sb, chassis, timeout=600)
+        nbc.on_change = sbc.on_change = woken.set
+        reader = OvnReader(nbc, sbc, chassis)
+        reader.start()
+        while reader.read() is None:  # settled: its whole share is in
+            time.sleep(0.1)
 
     def answer() -> None:  # each line on stdin: what this reader received so far
         for _line in sys.stdin:
@@ -369,7 +374,7 @@ def probe(nb: str, sb: str, chassis: str, monitor_all: bool) -> None:
     while True:
         woken.wait()
         woken.clear()
-        if monitor_all:
+        if isinstance(sbc, OvsdbConnection):  # monitor_all
             bound: frozenset[str] = sbc.read(bound_ports)
             nbc.read(functools.partial(read_nb, chassis=chassis, bound=bound))
         else:

@@ -8,6 +8,7 @@ follow a reference, so each set is derived from the rows already received, the w
 ovn-controller conditions SB on its local datapaths:
 
     SB: Chassis name == this chassis -> Port_Binding chassis == its UUID
+        (:mod:`ovn_frr.ovn.sbmonitor`: a plain monitor, not an IDL)
     NB: switch ports bound here (by name) -> the switches holding them -> all their ports
         -> the router ports that any switch received peers with, the gateway ports bound
            here (by name), and the gateway ports this chassis may host (Gateway_Chassis or
@@ -65,19 +66,6 @@ def initial_nb(chassis: str) -> Conditions:
         "Load_Balancer": NOTHING,
         "Load_Balancer_Group": NOTHING,
         LRSR: NOTHING,
-    }
-
-
-def initial_sb(chassis: str) -> Conditions:
-    return {"Chassis": [["name", "==", chassis]], "Port_Binding": NOTHING}
-
-
-def sb(idl: Any, chassis: str) -> Conditions:
-    """Port bindings on this chassis, once its Chassis row is known."""
-    mine = [str(c.uuid) for c in idl.tables["Chassis"].rows.values() if c.name == chassis]
-    return {
-        "Chassis": [["name", "==", chassis]],
-        "Port_Binding": [["chassis", "==", ["uuid", u]] for u in mine] or NOTHING,
     }
 
 

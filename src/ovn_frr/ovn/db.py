@@ -1,9 +1,10 @@
 """One OVSDB connection: the ovs IDL driven by ovsdbapp's connection thread.
 
-The IDL thread is the only thread in ovn-frr besides the asyncio loop (and the workers that wait
-on OVSDB). Reads take the connection lock so that they never see a half-applied update. Each
-instance has its own connection (no class-level singleton), so several databases, or several
-labs in one test process, coexist. Writes of owned routes go through :mod:`ovn_frr.ovn.bulk`.
+The IDL thread (and the SB monitor's, :mod:`ovn_frr.ovn.sbmonitor`) are the only threads in
+ovn-frr besides the asyncio loop and the workers that wait on blocking I/O. Reads take the
+connection lock so that they never see a half-applied update. Each instance has its own
+connection (no class-level singleton), so several databases, or several labs in one test
+process, coexist. Writes of owned routes go through :mod:`ovn_frr.ovn.bulk`.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """The one reader of OVN: NB and SB as one frozen :class:`~ovn_frr.core.ovn.OvnState`.
 
-Both IDLs monitor only what concerns this chassis (:mod:`ovn_frr.ovn.conditions`): from SB this
-chassis' Chassis row and the port bindings on it; from NB the routers this chassis serves, their
+Both monitors take only what concerns this chassis (:mod:`ovn_frr.ovn.conditions`): from SB
+(:mod:`ovn_frr.ovn.sbmonitor`, a plain monitor, not an IDL) this chassis' Chassis row and the
+port bindings on it; from NB the routers this chassis serves, their
 ports, NATs and load balancers, the switches behind them and the switch ports that matter here.
 After each change the conditions are derived again from what arrived, and no state is handed
 out until they are all in force (:meth:`OvnReader.read` returns None meanwhile): a state read
@@ -40,6 +41,7 @@ from ovn_frr.ovn import conditions
 from ovn_frr.ovn.bulk import LRSR
 from ovn_frr.ovn.db import OvsdbConnection
 from ovn_frr.ovn.jsonrpc import Client
+from ovn_frr.ovn.sbmonitor import SbMonitor
 from ovn_frr.ovn.views import LspView, RowViews, addr, binding_here, lsp_view, referenced
 
 log = logging.getLogger(__name__)
@@ -69,14 +71,16 @@ def nb_connection(remote: str, chassis: str) -> OvsdbConnection:
     return OvsdbConnection(remote, "OVN_Northbound", NB_TABLES, conditions.initial_nb(chassis))
 
 
-def sb_connection(remote: str, chassis: str) -> OvsdbConnection:
+def sb_connection(remote: str, chassis: str) -> SbMonitor:
     """Only what locality needs: this chassis' own row and the port bindings on it."""
-    return OvsdbConnection(remote, "OVN_Southbound", SB_TABLES, conditions.initial_sb(chassis))
+    return SbMonitor(remote, chassis)
 
 
 def bound_ports(sb_idl: Any) -> frozenset[str]:
-    """Logical ports bound on this chassis (the only chassis row the SB IDL monitors; a
-    binding that arrives before its condition is narrowed has no chassis reference)."""
+    """Logical ports bound on this chassis from an SB IDL of ``SB_TABLES`` (the only chassis
+    row it monitors; a binding that arrives before its condition is narrowed has no chassis
+    reference). The agent reads SB with :class:`SbMonitor`; the scale bench's baseline (what
+    ovn-frr monitored before conditions) with the IDL."""
     here = sb_idl.tables["Chassis"].rows
     ports = (binding_here(pb, here) for pb in sb_idl.tables["Port_Binding"].rows.values())
     return frozenset(p for p in ports if p is not None)
@@ -231,13 +235,13 @@ def routers_of(client: Client, uuids: Sequence[str]) -> dict[str, str]:
 
 
 class OvnReader:
-    """NB + SB (IDLs, started here) and a JSON-RPC client for the routers of static routes.
-    Blocking: call from one worker thread."""
+    """NB (IDL) + SB (monitor), started here, and a JSON-RPC client for the routers of static
+    routes. Blocking: call from one worker thread."""
 
     def __init__(
         self,
         nb: OvsdbConnection,
-        sb: OvsdbConnection,
+        sb: SbMonitor,
         chassis: str,
         ask_every: float = 120.0,
         clock: Callable[[], float] = time.monotonic,
@@ -259,7 +263,7 @@ class OvnReader:
         self._views = RowViews()
 
     def start(self) -> None:
-        """Connect both IDLs (again after a failed start); raises OvnError."""
+        """Connect NB's IDL and SB's monitor (again after a failed start); raises OvnError."""
         for db in (self.nb, self.sb):
             if not db.started:
                 db.start()
@@ -272,10 +276,8 @@ class OvnReader:
         with each port and must not hold every state back (what is missing then is rows on
         their way in, never rows that were there)."""
         self.start()
-        sb_conditions, bound = self.sb.read(
-            lambda idl: (conditions.sb(idl, self.chassis), bound_ports(idl))
-        )
-        sb_pending = self.sb.set_conditions(sb_conditions)
+        sb = self.sb.bindings()
+        bound, sb_pending = sb.ports, not sb.settled
 
         def nb(idl: Any) -> tuple[conditions.Conditions, OvnState, tuple[StaticRow, ...]]:
             self._views.sync(idl)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,7 +28,7 @@ from ovn_frr.core.evpn import (
     parse_mac,
     responder_flows,
 )
-from ovn_frr.core.model import Network
+from ovn_frr.core.model import Address, Network
 from ovn_frr.core.ovn import OvnState
 from ovn_frr.kernel.evpn import KernelEvpn, Link, VniSpec
 from ovn_frr.kernel.monitor import KernelMonitor
@@ -124,7 +124,8 @@ class EvpnReconciler:
         state = self.ovn.value
         if state is None:
             return None  # nothing known yet: what is in place stays
-        intent = evpn_intent(state)
+        # on the pipeline's thread: 10k ports of a switch are ~0.1 s the event loop would wait
+        intent = await self.io(evpn_intent, state)
         for line in sorted(set(intent.problems) - set(self.intent.problems)):
             log.warning("evpn_intent_problem %s", line)
         self.intent = intent
@@ -232,13 +233,26 @@ class EvpnReconciler:
                 or ovs.bridges.get(sw.vni) != d.ovs_bridge
                 or ovs.datapath_types.get(d.ovs_bridge, "") != ovs.datapath_type):  # fmt: skip
             self.ovs.ensure_bridge(sw.vni, d.ovs_bridge, d.ovs_port, ovs.datapath_type)
+            self._flows_sent.pop(d.ovs_bridge, None)  # a new or repaired bridge: all again
             changes.append(f"ovs bridge {d.ovs_bridge}")
         problems: list[str] = []
         if not sw.localnet_present and not self.localnet.create(sw.switch_uuid, sw.network,
                                                                 sw.vni):  # fmt: skip
             problems.append(f"VNI {sw.vni} (switch {sw.switch}): a port named {sw.network} "
                             "exists on another switch: no localnet for this one")  # fmt: skip
-        seen = self.kernel.read(d)
+        # the remote IPs' answers in OVS first: what came from the fabric is answerable
+        # without waiting for the FDB's dump (20k entries with 10k remote MACs)
+        local_ips, remote_ips = self.kernel.read_neighbours(d)
+        try:
+            wired, flows, why = self._flows(sw, ovs, remote_ips)
+        except OSError as exc:  # OVS's trouble: the kernel's entries are still written
+            log.error("evpn_flows_failed vni=%d error=%s", sw.vni, exc)
+            wired, flows, why = (
+                False,
+                0,
+                (f"VNI {sw.vni}: flows not sent to {d.ovs_bridge}: {exc}",),
+            )
+        seen = self.kernel.read_fdb(d, local_ips, remote_ips)
         change = entry_change(sw, seen)
         n = 0
         if change:
@@ -252,11 +266,10 @@ class EvpnReconciler:
             log.info("evpn_entries vni=%d macs=+%d/-%d ips=+%d/-%d", sw.vni,
                      len(change.add_macs), len(change.del_macs), len(change.add_ips),
                      len(change.del_ips))  # fmt: skip
-        wired, flows, why = self._flows(sw, ovs, seen)
         return VniView(sw, seen, wired, flows, tuple(problems) + why, n)
 
     def _flows(
-        self, sw: EvpnSwitch, ovs: OvsState, seen: KernelVni
+        self, sw: EvpnSwitch, ovs: OvsState, remote_ips: Mapping[Address, str]
     ) -> tuple[bool, int, tuple[str, ...]]:
         d = sw.devices
         ports = ovs.ports.get(d.ovs_bridge, ())
@@ -265,21 +278,20 @@ class EvpnReconciler:
             why = (f"VNI {sw.vni}: ovn-controller has not patched {d.ovs_bridge} to the "
                    f"integration bridge yet (localnet {sw.network})")  # fmt: skip
             return False, 0, (why,)
-        flows = responder_flows(str(patch[0]), str(ovs.ofports[d.ovs_port]), seen.remote_ips)
+        flows = responder_flows(str(patch[0]), str(ovs.ofports[d.ovs_port]), remote_ips)
         want = frozenset(flows)
         sent, full_at = self._flows_sent.get(d.ovs_bridge, (None, 0.0))
         now = self.clock()
-        if (
-            sent is None
-            or now - full_at > FLOWS_FULL_S
-            or (self.ovs.flow_count(d.ovs_bridge) != len(sent))
-        ):
-            # the table as OVS holds it, made exactly the desired one
-            self.ovs.replace_flows(d.ovs_bridge, flows)
-            self._flows_sent[d.ovs_bridge] = (want, now)
-        elif want != sent:
+        delta = sent is not None and now - full_at <= FLOWS_FULL_S
+        if delta and sent is not None and want != sent:
+            # what changed, at once; the table is checked right after
             self.ovs.change_flows(d.ovs_bridge, sorted(want - sent), sorted(sent - want))
             self._flows_sent[d.ovs_bridge] = (want, full_at)
+        if not delta or self.ovs.flow_count(d.ovs_bridge) != len(want):
+            # the table as OVS holds it (new, changed behind ovn-frr's back, or due for its
+            # periodic replacement), made exactly the desired one
+            self.ovs.replace_flows(d.ovs_bridge, flows)
+            self._flows_sent[d.ovs_bridge] = (want, now)
         return True, len(flows), ()
 
     # --- status, metrics, trace ---------------------------------------------------------------

@@ -88,26 +88,25 @@ class LocalOvs:
         return self._run(["ovs-vsctl", f"--db={self.db}", "--timeout=10", *args], None)
 
     def state(self) -> OvsState:
-        out = json.loads(
-            self.vsctl(
-                "--format=json",
-                "--data=json",
-                "--columns=name,external_ids,datapath_type,ports",
-                "list",
-                "Bridge",
-            )
-        )
-        port_names = {
-            str(row[0][1]): str(row[1])
-            for row in json.loads(
-                self.vsctl("--format=json", "--data=json", "--columns=_uuid,name", "list", "Port")
-            )["data"]
-        }
+        """Bridges, ports, mappings and OpenFlow port numbers in one ``ovs-vsctl`` run (four
+        ``list`` commands, one JSON document each, one per line)."""
+        out = self.vsctl(
+            "--format=json", "--data=json",
+            "--", "--columns=name,external_ids,datapath_type,ports", "list", "Bridge",
+            "--", "--columns=_uuid,name", "list", "Port",
+            "--", "--columns=external_ids", "list", "Open_vSwitch",
+            "--", "--columns=name,ofport", "list", "Interface",
+        )  # fmt: skip
+        docs = [json.loads(line) for line in out.splitlines() if line.strip()]
+        if len(docs) != 4:
+            raise OSError(f"ovs-vsctl: {len(docs)} answers to 4 list commands")
+        bridge_rows, port_rows, ovs_rows, iface_rows = (d["data"] for d in docs)
+        port_names = {str(row[0][1]): str(row[1]) for row in port_rows}
         bridges: dict[int, str] = {}
         ports: dict[str, tuple[str, ...]] = {}
         dtypes: dict[str, str] = {}
         dp = ""
-        for name, ext, dtype, port_set in out["data"]:
+        for name, ext, dtype, port_set in bridge_rows:
             dtypes[str(name)] = str(dtype) if isinstance(dtype, str) else ""
             refs = port_set[1] if port_set[0] == "set" else [port_set]
             names = tuple(sorted(port_names.get(str(r[1]), "") for r in refs))
@@ -117,14 +116,9 @@ class LocalOvs:
                 bridges[int(vni)] = str(name)
             if name == self.br_int:
                 dp = str(dtype) if isinstance(dtype, str) else ""
-        mappings = self.mappings()
-        ofports = {
-            str(name): int(ofport)
-            for name, ofport in json.loads(self.vsctl("--format=json", "--data=json",
-                                                      "--columns=name,ofport", "list",
-                                                      "Interface"))["data"]
-            if isinstance(ofport, int) and ofport > 0
-        }  # fmt: skip
+        mappings = parse_mappings(_map(ovs_rows[0][0]).get(MAPPINGS, "")) if ovs_rows else {}
+        ofports = {str(name): int(ofport) for name, ofport in iface_rows
+                   if isinstance(ofport, int) and ofport > 0}  # fmt: skip
         return OvsState(bridges, ports, mappings, dp, ofports, dtypes)
 
     def mappings(self) -> dict[str, str]:
