@@ -80,6 +80,7 @@ class KernelMonitor:
         self._procs: list[asyncio.subprocess.Process] = []
         self._tasks: list[asyncio.Task[None]] = []
         self._names: frozenset[str] | None = None
+        self._closing = False
         self._pattern: re.Pattern[bytes] | None = None
 
     def matches(self, text: bytes) -> bool:
@@ -110,6 +111,8 @@ class KernelMonitor:
             text, rest = text[:end], text[end:]
             if text and self.matches(text):
                 self._burst.poke()
+        if not self._closing:  # the check interval still reads the kernel
+            log.warning("evpn_monitor_ended pid=%s rc=%s", proc.pid, proc.returncode)
 
     async def _lost(self, proc: asyncio.subprocess.Process) -> None:
         """A line on stderr is the kernel dropping events the monitor could not take in time
@@ -121,6 +124,7 @@ class KernelMonitor:
             self._burst.poke()
 
     async def close(self) -> None:
+        self._closing = True
         self._burst.cancel()
         for proc in self._procs:
             with contextlib.suppress(ProcessLookupError):

@@ -221,6 +221,8 @@ class SbMonitor:
         self._updates = 0
         self._bytes_before = 0
         self._rpc: Any = None
+        #: the connection being left (force_reconnect takes effect at the session's next run)
+        self._left: Any = None
         self._session: ovs.jsonrpc.Session | None = None
         self._thread: threading.Thread | None = None
         self._stopping = False
@@ -337,6 +339,8 @@ class SbMonitor:
                 self._request(s, "monitor_cond", ["_Server", _SERVER, SERVER_REQUEST], "server")
         changed = False
         for _ in range(50):
+            if s.rpc is None or s.rpc is self._left:
+                break  # nothing more is taken from a connection being left
             msg = s.recv()
             if msg is None:
                 break
@@ -358,6 +362,7 @@ class SbMonitor:
         nothing more it sends is taken."""
         log.warning("ovsdb_member_left db=%s remote=%s reason=%s", SB, s.get_name(), why)
         self._synced = self._cleared = False
+        self._left = s.rpc
         s.force_reconnect()
 
     def _subscribe(self, s: ovs.jsonrpc.Session) -> None:
