@@ -131,40 +131,43 @@ class Publication:
         self.sock.close()
 
 
-class Watch:
-    """The bench's entries arriving in (or leaving) a member's kernel, from its own events
-    (``bridge monitor fdb``, ``ip monitor neigh`` in its namespace): when the n-th distinct
-    MAC with ``vtep`` on ``vxlan-<vni>`` and IP on ``br-<vni>`` came (or went). Events, not
-    polls: a dump of 20k entries every few ms took CPU from the daemons being measured."""
+class Events:
+    """Monitor processes' lines -> when the n-th distinct bench entry came (or went): the
+    common part of :class:`Watch` and :class:`FlowWatch`. Events, not polls: a dump of 20k
+    entries every few ms took CPU from the daemons being measured."""
 
-    def __init__(self, ns: str, vni: int, vtep: str, tag: int, deleted: bool) -> None:
-        self.vni, self.vtep, self.deleted = vni, vtep, deleted
-        self.mac_prefix, self.ip_prefix = f"0a:{tag:02x}:", f"10.{64 + tag}."
+    def __init__(
+        self,
+        argvs: list[list[str]],
+        deleted: bool,
+        env: dict[str, str] | None = None,
+        merged: bool = False,
+    ) -> None:
+        self.deleted = deleted
         self.macs: set[str] = set()
         self.ips: set[str] = set()
         self.last = 0.0
         self._cv = threading.Condition()
-        #: the kernel dropped events for a monitor (ENOBUFS: it could not keep up)
+        #: the kernel dropped events for a monitor (ENOBUFS: it could not keep up), and why
         self.lost = False
-        self._procs = [
+        self.why = ""
+        self._procs = []
+        for argv in argvs:
             # at a higher priority: a monitor not scheduled in time loses events (ENOBUFS)
-            subprocess.Popen(
-                ["nice", "-n", "-10", "ip", "netns", "exec", ns, *argv],
+            proc = subprocess.Popen(
+                ["nice", "-n", "-10", *argv],
                 stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
+                stderr=subprocess.STDOUT if merged else subprocess.PIPE,
                 text=True,
+                env=env,
             )
-            for argv in (
-                ("bridge", "monitor", "fdb"),
-                ("ip", "-rcvbuf", "4194304", "monitor", "neigh"),
-            )
-        ]
-        for proc in self._procs:
             assert proc.stdout is not None  # 1 MiB of lines may wait: the monitor never does
             fcntl.fcntl(proc.stdout.fileno(), fcntl.F_SETPIPE_SZ, 1 << 20)
+            self._procs.append(proc)
             threading.Thread(target=self._read, args=(proc,), daemon=True).start()
-            threading.Thread(target=self._errors, args=(proc,), daemon=True).start()
-        time.sleep(0.3)  # both subscribed before anything is written
+            if not merged:
+                threading.Thread(target=self._errors, args=(proc,), daemon=True).start()
+        time.sleep(0.3)  # subscribed before anything is written
 
     def _errors(self, proc: subprocess.Popen[str]) -> None:
         assert proc.stderr is not None
@@ -177,18 +180,10 @@ class Watch:
     def _read(self, proc: subprocess.Popen[str]) -> None:
         assert proc.stdout is not None
         for line in proc.stdout:
-            words = line.split()
-            gone = bool(words) and words[0] == "Deleted"
-            if gone:
-                words = words[1:]
-            if gone != self.deleted or len(words) < 3 or words[1] != "dev":
-                continue
-            key = words[0]
-            if words[2] == f"vxlan-{self.vni}" and key.startswith(self.mac_prefix):
-                if "dst" in words and words[words.index("dst") + 1] == self.vtep:
-                    self._add(self.macs, key)
-            elif words[2] == f"br-{self.vni}" and key.startswith(self.ip_prefix):
-                self._add(self.ips, key)
+            self.line(line)
+
+    def line(self, line: str) -> None:
+        raise NotImplementedError
 
     def _add(self, keys: set[str], key: str) -> None:
         with self._cv:
@@ -222,38 +217,51 @@ class Watch:
             proc.wait()
 
 
-class FlowWatch(Watch):
+class Watch(Events):
+    """The bench's entries in (or leaving) a member's kernel (``bridge monitor fdb``, ``ip
+    monitor neigh`` in its namespace): MACs with ``vtep`` on ``vxlan-<vni>``, IPs on
+    ``br-<vni>``."""
+
+    def __init__(self, ns: str, vni: int, vtep: str, tag: int, deleted: bool) -> None:
+        self.vni, self.vtep = vni, vtep
+        self.mac_prefix, self.ip_prefix = f"0a:{tag:02x}:", f"10.{64 + tag}."
+        netns = ["ip", "netns", "exec", ns]
+        super().__init__([[*netns, "bridge", "monitor", "fdb"],
+                          [*netns, "ip", "-rcvbuf", "4194304", "monitor", "neigh"]],
+                         deleted)  # fmt: skip
+
+    def line(self, line: str) -> None:
+        words = line.split()
+        gone = bool(words) and words[0] == "Deleted"
+        if gone:
+            words = words[1:]
+        if gone != self.deleted or len(words) < 3 or words[1] != "dev":
+            return
+        key = words[0]
+        if words[2] == f"vxlan-{self.vni}" and key.startswith(self.mac_prefix):
+            if "dst" in words and words[words.index("dst") + 1] == self.vtep:
+                self._add(self.macs, key)
+        elif words[2] == f"br-{self.vni}" and key.startswith(self.ip_prefix):
+            self._add(self.ips, key)
+
+
+class FlowWatch(Events):
     """The ARP answers of the bench's IPs arriving in (or leaving) an OVS bridge's flow
-    table, from the switch's own flow monitor (``ovs-ofctl monitor BRIDGE watch:``)."""
+    table, from the switch's own flow monitor (``ovs-ofctl monitor BRIDGE watch:``, which
+    prints on stderr; line-buffered: its output is a pipe here)."""
 
     def __init__(self, mgmt: str, rundir: str, tag: int, deleted: bool) -> None:
-        self.deleted = deleted
+        self.event = "event=DELETED" if deleted else "event=ADDED"
         self.ip_prefix = f"arp_tpa=10.{64 + tag}."
-        self.macs, self.ips = set(), set()
-        self.last = 0.0
-        self._cv = threading.Condition()
-        self.lost = False
-        # line-buffered: ovs-ofctl's stdout is a pipe here
-        proc = subprocess.Popen(["nice", "-n", "-10", "stdbuf", "-oL", "ovs-ofctl", "monitor",
-                                 mgmt, "watch:"],
-                                stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True,
-                                env={**os.environ, "OVS_RUNDIR": rundir})  # fmt: skip
-        assert proc.stdout is not None
-        fcntl.fcntl(proc.stdout.fileno(), fcntl.F_SETPIPE_SZ, 1 << 20)
-        self._procs = [proc]
-        threading.Thread(target=self._read, args=(proc,), daemon=True).start()
-        time.sleep(0.3)  # the table as it is comes first: not counted
+        super().__init__([["stdbuf", "-oL", "ovs-ofctl", "monitor", mgmt, "watch:"]], deleted,
+                         env={**os.environ, "OVS_RUNDIR": rundir}, merged=True)  # fmt: skip
         with self._cv:
-            self.ips.clear()
+            self.ips.clear()  # the table as it was comes first: not counted
 
-    def _read(self, proc: subprocess.Popen[str]) -> None:
-        assert proc.stdout is not None
-        event = "event=DELETED" if self.deleted else "event=ADDED"
-        for line in proc.stdout:
-            if event in line and self.ip_prefix in line:
-                ip = line.split("arp_tpa=", 1)[1].split(",", 1)[0].split()[0]
-                self._add(self.ips, ip)
+    def line(self, line: str) -> None:
+        if self.event in line and self.ip_prefix in line:
+            ip = line.split("arp_tpa=", 1)[1].split(",", 1)[0]
+            self._add(self.ips, ip.split(maxsplit=1)[0])
 
 
 class Bench:
@@ -357,7 +365,7 @@ class Bench:
         return add, sb_add, rem, self.sb_s
 
     @staticmethod
-    def arrived(watch: Watch, t0: float, n: int, check: Callable[[], bool],
+    def arrived(watch: Events, t0: float, n: int, check: Callable[[], bool],
                 macs: bool = True, what: str = "") -> float:  # fmt: skip
         """Seconds from ``t0`` until ``watch`` saw all ``n`` entries, confirmed by ``check``
         (the kernel's tables, read once)."""
@@ -366,7 +374,7 @@ class Bench:
         finally:
             watch.close()
         if at is None:  # events lost: the tables, polled (the time is later than it was)
-            why = getattr(watch, "why", "") or "none for 3 s"
+            why = watch.why or "none for 3 s"
             print(f"# {what}: events lost ({why}), polled", flush=True)
             return timed(t0, check, "the kernel's tables")
         wait_for(check, timeout=30, interval=0.1, what="the kernel's tables agree")
@@ -460,6 +468,7 @@ def main() -> None:
     args = ap.parse_args()
     counts = [int(x) for x in args.counts.split(",")]
     ev = EvpnLab(name="evbench")
+    published: Publication | None = None
     try:
         ev.up(agents=False, vms=False)
         ev.vm(VM1, "node1")  # a real port: the VNI's devices and the localnet patch exist
@@ -529,6 +538,8 @@ def main() -> None:
                 f"| {or2 / zr:.2f} |"
             )
     finally:
+        if published is not None:
+            published.close()
         ev.down()
 
 

@@ -75,7 +75,8 @@ def kernel(rec: Recorder, tx: bool = False) -> KernelEvpn:
 
 def test_read_tells_local_from_remote() -> None:
     rec = Recorder()
-    k = kernel(rec).read(default_devices(100))
+    ke, d = kernel(rec), default_devices(100)
+    k = ke.read_fdb(d, *ke.read_neighbours(d))
     # the neighbours first (the answers in OVS need only them), then the FDB
     assert [argv[:3] for argv, _ in rec.calls] == [["ip", "-j", "neigh"], ["bridge", "-j", "fdb"]]
     assert k.local_macs == {"0a:00:00:00:01:01"}  # static on lo-100 only

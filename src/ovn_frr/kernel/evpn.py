@@ -231,10 +231,6 @@ class KernelEvpn:
             "evpn_devices_removed vni=%d devices=%s", vni, ",".join(sorted(x.name for x in links))
         )
 
-    def read(self, d: Devices) -> KernelVni:
-        """The VNI's entries: the local ones ovn-frr wrote, the remote ones zebra did."""
-        return self.read_fdb(d, *self.read_neighbours(d))
-
     def read_neighbours(self, d: Devices) -> tuple[dict[Address, str], dict[Address, str]]:
         """The bridge's neighbours: (local: permanent, written by ovn-frr; remote: zebra's
         ``extern_learn``), IP -> MAC."""
@@ -256,7 +252,8 @@ class KernelEvpn:
     def read_fdb(
         self, d: Devices, local_ips: dict[Address, str], remote_ips: dict[Address, str]
     ) -> KernelVni:
-        """The bridge's FDB, with the neighbours of :meth:`read_neighbours`."""
+        """The VNI's entries: the local ones ovn-frr wrote, the remote ones zebra did (the
+        bridge's FDB, with the neighbours of :meth:`read_neighbours`)."""
         local_macs: set[str] = set()
         remote_macs: dict[str, str] = {}
         vteps: set[str] = set()

@@ -198,8 +198,6 @@ class SbMonitor:
     thread, ``on_change`` called (in the monitor's thread) after rows changed or a condition
     took effect."""
 
-    schema = SB
-
     def __init__(self, remote: str, chassis: str, timeout: float = 15.0) -> None:
         self.remote = remote
         self.chassis = chassis

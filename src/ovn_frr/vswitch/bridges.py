@@ -75,6 +75,12 @@ def _map(datum: Any) -> dict[str, str]:
     return {}
 
 
+def _mappings(open_vswitch_rows: Any) -> dict[str, str]:
+    """``ovn-bridge-mappings`` of the ``Open_vSwitch`` row (``list`` of external_ids)."""
+    rows = list(open_vswitch_rows)
+    return parse_mappings(_map(rows[0][0]).get(MAPPINGS, "")) if rows else {}
+
+
 class LocalOvs:
     def __init__(
         self, db: str, rundir: str, runner: Runner = run, integration_bridge: str = "br-int"
@@ -116,16 +122,16 @@ class LocalOvs:
                 bridges[int(vni)] = str(name)
             if name == self.br_int:
                 dp = str(dtype) if isinstance(dtype, str) else ""
-        mappings = parse_mappings(_map(ovs_rows[0][0]).get(MAPPINGS, "")) if ovs_rows else {}
+        mappings = _mappings(ovs_rows)
         ofports = {str(name): int(ofport) for name, ofport in iface_rows
                    if isinstance(ofport, int) and ofport > 0}  # fmt: skip
         return OvsState(bridges, ports, mappings, dp, ofports, dtypes)
 
     def mappings(self) -> dict[str, str]:
         """``ovn-bridge-mappings`` as it is now."""
-        ext = _map(json.loads(self.vsctl("--format=json", "--data=json", "--columns=external_ids",
-                                         "list", "Open_vSwitch"))["data"][0][0])  # fmt: skip
-        return parse_mappings(ext.get(MAPPINGS, ""))
+        return _mappings(json.loads(self.vsctl("--format=json", "--data=json",
+                                               "--columns=external_ids", "list",
+                                               "Open_vSwitch"))["data"])  # fmt: skip
 
     def ensure_bridge(self, vni: int, bridge: str, port: str, datapath_type: str) -> None:
         args = [
