@@ -76,14 +76,14 @@ def kernel(rec: Recorder, tx: bool = False) -> KernelEvpn:
 def test_read_tells_local_from_remote() -> None:
     rec = Recorder()
     ke, d = kernel(rec), default_devices(100)
-    k = ke.read_fdb(d, *ke.read_neighbours(d))
-    # the neighbours first (the answers in OVS need only them), then the FDB
+    local_ips, remote_ips = ke.read_neighbours(d.bridge)
+    k = ke.read_fdb(d)
     assert [argv[:3] for argv, _ in rec.calls] == [["ip", "-j", "neigh"], ["bridge", "-j", "fdb"]]
     assert k.local_macs == {"0a:00:00:00:01:01"}  # static on lo-100 only
-    assert k.local_ips == {ipaddress.ip_address("10.100.0.11"): "0a:00:00:00:01:01"}
+    assert local_ips == {ipaddress.ip_address("10.100.0.11"): "0a:00:00:00:01:01"}
     assert k.remote_macs == {"0a:00:00:00:01:02": "192.0.2.2", "0a:00:00:00:02:20": "192.0.2.102"}
     assert k.vteps == {"192.0.2.2", "192.0.2.102"}
-    assert set(k.remote_ips) == {ipaddress.ip_address("10.100.0.20"),
+    assert set(remote_ips) == {ipaddress.ip_address("10.100.0.20"),
                                  ipaddress.ip_address("fd00:100::20")}  # fmt: skip
 
 

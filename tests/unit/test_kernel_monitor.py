@@ -43,7 +43,8 @@ def test_a_steady_stream_still_wakes() -> None:
 
 def test_a_chunk_wakes_only_for_the_watched_devices() -> None:
     names = {"br-100", "vxlan-100", "lo-100"}
-    m = KernelMonitor(lambda: None, lambda: frozenset(names))
+    m = KernelMonitor(lambda: None, lambda: None, lambda: frozenset(names),
+                      lambda: frozenset({"br-100"}))  # fmt: skip
     assert m.matches(b"0a:01:00:00:00:01 dev lo-100 master br-100 static\n")
     assert m.matches(b"10.0.0.1 dev eth0 lladdr 0a:00:00:00:00:01 REACHABLE\n"
                      b"Deleted 0a:01:00:00:00:01 dev vxlan-100 dst 192.0.2.2 self\n")  # fmt: skip
@@ -54,3 +55,24 @@ def test_a_chunk_wakes_only_for_the_watched_devices() -> None:
     assert not m.matches(b"")
     names.clear()  # nothing watched (the devices are read again for each chunk)
     assert not m.matches(b"0a:01:00:00:00:01 dev lo-100 master br-100 static\n")
+
+
+def test_only_a_bridge_neighbour_wakes_the_answers() -> None:
+    m = KernelMonitor(lambda: None, lambda: None, lambda: frozenset({"br-100", "vxlan-100"}),
+                      lambda: frozenset({"br-100"}), lambda: {"10.64.0.1"})  # fmt: skip
+    # zebra's (extern_learn NOARP), or anyone's but ovn-frr's
+    assert m.neighbour(b"10.64.0.5 dev br-100 lladdr 0a:00:00:00:00:05 extern_learn NOARP\n")
+    assert m.neighbour(b"10.64.0.5 dev br-100 lladdr 0a:00:00:00:00:05 STALE\n")
+    assert m.neighbour(b"10.64.0.9 dev br-100 lladdr 0a:00:00:00:00:09 extern_learn PERMANENT\n")
+    # an IP answered, gone (as the kernel shows a deletion: failed, then deleted)
+    assert m.neighbour(b"10.64.0.1 dev br-100 FAILED\n")
+    assert m.neighbour(b"10.64.0.3 dev br-100 FAILED\nDeleted 10.64.0.1 dev br-100 FAILED\n")
+    # a local IP ovn-frr wrote (permanent), or deleted (not answered): not
+    assert not m.neighbour(b"10.64.0.9 dev br-100 lladdr 0a:00:00:00:00:09 PERMANENT \n")
+    assert not m.neighbour(b"10.64.0.9 dev br-100 FAILED\nDeleted 10.64.0.9 dev br-100 FAILED\n")
+    # ip monitor neigh shows the bridge's FDB entries as well: not neighbours
+    assert not m.neighbour(b"192.0.2.102 dev vxlan-100 lladdr 0a:00:00:00:00:01 NOARP\n")
+    assert not m.neighbour(b"dev vxlan-100 lladdr 0a:00:00:00:00:02 NOARP\n")
+    assert not m.neighbour(b"10.64.0.1 dev br-1000 lladdr 0a:00:00:00:00:01 NOARP\n")
+    assert not m.neighbour(b"Deleted 10.64.0.1 dev br-1000 FAILED\n")
+    assert m.matches(b"dev vxlan-100 lladdr 0a:00:00:00:00:02 NOARP\n")  # the pass: yes

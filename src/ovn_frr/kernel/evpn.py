@@ -231,12 +231,12 @@ class KernelEvpn:
             "evpn_devices_removed vni=%d devices=%s", vni, ",".join(sorted(x.name for x in links))
         )
 
-    def read_neighbours(self, d: Devices) -> tuple[dict[Address, str], dict[Address, str]]:
-        """The bridge's neighbours: (local: permanent, written by ovn-frr; remote: zebra's
+    def read_neighbours(self, bridge: str) -> tuple[dict[Address, str], dict[Address, str]]:
+        """A VNI bridge's neighbours: (local: permanent, written by ovn-frr; remote: zebra's
         ``extern_learn``), IP -> MAC."""
         local_ips: dict[Address, str] = {}
         remote_ips: dict[Address, str] = {}
-        neigh = json.loads(self._run(["ip", "-j", "neigh", "show", "dev", d.bridge], None) or "[]")
+        neigh = json.loads(self._run(["ip", "-j", "neigh", "show", "dev", bridge], None) or "[]")
         for n in neigh:
             ip = parse_addr(str(n.get("dst", "")))
             mac = parse_mac(str(n.get("lladdr", "")))
@@ -249,11 +249,9 @@ class KernelEvpn:
                 local_ips[ip] = mac
         return local_ips, remote_ips
 
-    def read_fdb(
-        self, d: Devices, local_ips: dict[Address, str], remote_ips: dict[Address, str]
-    ) -> KernelVni:
-        """The VNI's entries: the local ones ovn-frr wrote, the remote ones zebra did (the
-        bridge's FDB, with the neighbours of :meth:`read_neighbours`)."""
+    def read_fdb(self, d: Devices) -> KernelVni:
+        """The VNI's FDB entries: the local MACs ovn-frr wrote, the remote MACs and VTEPs
+        zebra did (its IPs are :meth:`read_neighbours`', read beside it)."""
         local_macs: set[str] = set()
         remote_macs: dict[str, str] = {}
         vteps: set[str] = set()
@@ -273,9 +271,7 @@ class KernelEvpn:
                     vteps.add(str(dst))
                 elif "self" in flags:
                     remote_macs[mac] = str(dst)
-        return KernelVni(
-            frozenset(local_macs), local_ips, remote_macs, frozenset(vteps), remote_ips
-        )
+        return KernelVni(frozenset(local_macs), remote_macs=remote_macs, vteps=frozenset(vteps))
 
     def write(self, d: Devices, change: EntryChange) -> None:
         """Apply ``change`` in at most three batches (errors in single lines do not stop

@@ -1,12 +1,18 @@
 """Kernel FDB and neighbour changes as wake-ups: ``bridge monitor fdb`` and ``ip monitor
-neigh`` run as child processes of the event loop, and a line naming one of the watched
-devices calls ``notify`` (what changed is read afterwards, level-triggered). Their output is
-read in chunks and searched with one regular expression per chunk: 10k entries written are
-20k lines, and a Python step per line was CPU taken from zebra while it announced them.
+neigh`` run as child processes of the event loop; what changed is read afterwards
+(level-triggered). Their output is read in chunks and searched with one regular expression
+per chunk: 10k entries written are 20k lines, and a Python step per line was CPU taken from
+zebra while it announced them.
 
-A burst wakes the pipeline once, when it ends (:class:`Burst`): zebra installs or deletes 10k
-remote entries in ~0.3-1 s, and a pass woken by the first of them read the kernel while zebra
-was still writing (slowly, with zebra busy), then needed a second pass for the rest."""
+Two pipelines are woken, each once per burst of changes (:class:`Burst`):
+
+- the ARP/ND answers, by a neighbour of a VNI bridge, soon after a burst ends (``QUIET_S``):
+  an answer for a remote IP is due as soon as zebra has installed it;
+- the EVPN pass, by any line about a watched device, after a longer quiet (``PASS_QUIET_S``):
+  what it does with the kernel's changes (status, repairs of the entries it wrote) is not
+  urgent, and its reads (an FDB dump of 20k entries with 10k remote MACs) would take CPU
+  from zebra while zebra installs or announces, its own writes included.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +20,7 @@ import asyncio
 import contextlib
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Container
 
 log = logging.getLogger(__name__)
 
@@ -23,6 +29,9 @@ QUIET_S = 0.02
 #: ... or this long after its first line, whichever comes first (a steady stream of changes
 #: still wakes the pipeline)
 BURST_MAX_S = 1.0
+#: the same for the EVPN pass
+PASS_QUIET_S = 0.5
+PASS_MAX_S = 2.0
 
 
 class Burst:
@@ -65,67 +74,124 @@ class Burst:
 
 class KernelMonitor:
     """``bridge monitor fdb`` and ``ip monitor neigh``: a line about one of ``devices()`` wakes
-    the pipeline (the underlay's neighbours and other bridges do not)."""
+    the pass (``changed``), a neighbour of one of ``bridges()`` the answers (``answers``);
+    the underlay's neighbours and other bridges wake neither."""
 
     #: ``ip`` asks for a netlink receive buffer of 4 MiB (capped at net.core.rmem_max;
     #: ``bridge`` has no such option): events lost anyway are a wake-up (:meth:`_lost`)
-    COMMANDS = (("bridge", "monitor", "fdb"), ("ip", "-rcvbuf", "4194304", "monitor", "neigh"))
+    FDB = ("bridge", "monitor", "fdb")
+    NEIGH = ("ip", "-rcvbuf", "4194304", "monitor", "neigh")
 
     #: bytes read at once
     CHUNK = 1 << 16
 
-    def __init__(self, notify: Callable[[], None], devices: Callable[[], frozenset[str]]) -> None:
-        self._burst = Burst(notify)
+    def __init__(
+        self,
+        changed: Callable[[], None],
+        answers: Callable[[], None],
+        devices: Callable[[], frozenset[str]],
+        bridges: Callable[[], frozenset[str]],
+        answered: Callable[[], Container[str]] = frozenset,
+    ) -> None:
+        self._pass = Burst(changed, PASS_QUIET_S, PASS_MAX_S)
+        self._answers = Burst(answers)
         self._devices = devices
+        self._bridges = bridges
+        self._answered = answered
         self._procs: list[asyncio.subprocess.Process] = []
         self._tasks: list[asyncio.Task[None]] = []
-        self._names: frozenset[str] | None = None
         self._closing = False
-        self._pattern: re.Pattern[bytes] | None = None
+        self._patterns: dict[str, tuple[frozenset[str], re.Pattern[bytes] | None]] = {}
+
+    def _pattern(self, kind: str) -> re.Pattern[bytes] | None:
+        names = self._devices() if kind == "device" else self._bridges()
+        known, pattern = self._patterns.get(kind, (None, None))
+        if names != known:
+            alts = b"|".join(re.escape(n.encode()) for n in sorted(names))
+            if not names:
+                pattern = None
+            elif kind == "device":
+                # every line names its device after "dev " (an FDB entry's port, a
+                # neighbour's bridge): a pattern with that literal first is searched for as a
+                # string, a tenth of the time of one that tries each position (10k changes are
+                # 1.5 MiB of lines)
+                pattern = re.compile(rb"dev (?:" + alts + rb")(?=[\s@]|$)")
+            elif kind == "added":
+                # a neighbour added or changed, but not one ovn-frr wrote (a local IP:
+                # permanent, not extern_learn): 10k of those must not wake the answers
+                pattern = re.compile(rb"dev (?:" + alts + rb") lladdr \S+ (?!PERMANENT)")
+            else:  # "gone": failed or deleted (shown without its MAC), and its IP
+                pattern = re.compile(rb"^(?:Deleted )?(\S+) dev (?:" + alts + rb") (?!lladdr)",
+                                     re.MULTILINE)  # fmt: skip
+            self._patterns[kind] = (names, pattern)
+        return pattern
 
     def matches(self, text: bytes) -> bool:
-        """Whether ``text`` (whole lines) names one of the watched devices (as a word of its
-        own, or ``name@peer``)."""
-        names = self._devices()
-        if names != self._names:
-            self._names = names
-            alts = b"|".join(re.escape(n.encode()) for n in sorted(names))
-            self._pattern = re.compile(rb"(?<!\S)(?:" + alts + rb")(?=[\s@]|$)") if names else None
-        return self._pattern is not None and self._pattern.search(text) is not None
+        """Whether ``text`` (whole lines) has a line about one of the watched devices
+        (``dev <name>``, ``dev <name>@peer``)."""
+        pattern = self._pattern("device")
+        return pattern is not None and pattern.search(text) is not None
+
+    def neighbour(self, text: bytes) -> bool:
+        """Whether ``text`` (whole lines of ``ip monitor neigh``) changes what the answers
+        answer: a neighbour of one of the bridges added or changed (not one ovn-frr wrote),
+        or one of the IPs answered gone. That monitor shows the bridges' FDB entries too, as
+        ``dev <port> lladdr`` (``dev vxlan-100``: zebra installing remote MACs): not those.
+        A local IP ovn-frr deletes is shown as any other (``Deleted IP dev br-100 FAILED``):
+        only the IP tells it from a remote one."""
+        added = self._pattern("added")
+        if added is None:
+            return False
+        if added.search(text) is not None:
+            return True
+        gone = self._pattern("gone")
+        assert gone is not None
+        answered = self._answered()
+        return any(m[1].decode() in answered for m in gone.finditer(text))
 
     async def start(self) -> None:
-        for argv in self.COMMANDS:
+        for argv in (self.FDB, self.NEIGH):
             proc = await asyncio.create_subprocess_exec(
                 *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
             )
             self._procs.append(proc)
-            self._tasks.append(asyncio.create_task(self._drain(proc), name="evpn-monitor"))
-            self._tasks.append(asyncio.create_task(self._lost(proc), name="evpn-monitor-lost"))
+            neigh = argv == self.NEIGH
+            self._tasks.append(asyncio.create_task(self._drain(proc, neigh), name="evpn-monitor"))
+            self._tasks.append(asyncio.create_task(self._lost(proc, neigh),
+                                                   name="evpn-monitor-lost"))  # fmt: skip
 
-    async def _drain(self, proc: asyncio.subprocess.Process) -> None:
+    async def _drain(self, proc: asyncio.subprocess.Process, neigh: bool) -> None:
         assert proc.stdout is not None
         rest = b""  # a line not yet complete
         while chunk := await proc.stdout.read(self.CHUNK):
             text = rest + chunk
             end = text.rfind(b"\n") + 1
             text, rest = text[:end], text[end:]
-            if text and self.matches(text):
-                self._burst.poke()
+            if not text:
+                continue
+            if neigh and self.neighbour(text):
+                self._answers.poke()
+                self._pass.poke()
+            elif self.matches(text):
+                self._pass.poke()
         if not self._closing:  # the check interval still reads the kernel
             log.warning("evpn_monitor_ended pid=%s rc=%s", proc.pid, proc.returncode)
 
-    async def _lost(self, proc: asyncio.subprocess.Process) -> None:
+    async def _lost(self, proc: asyncio.subprocess.Process, neigh: bool) -> None:
         """A line on stderr is the kernel dropping events the monitor could not take in time
         (``netlink receive error No buffer space available``: 10k changes at once): what
-        they said is unknown, so it wakes the pipeline like a change."""
+        they said is unknown, so it wakes the pipelines like a change."""
         assert proc.stderr is not None
         while line := await proc.stderr.readline():
             log.info("evpn_monitor_lost %s", line.decode(errors="replace").strip())
-            self._burst.poke()
+            self._pass.poke()
+            if neigh:
+                self._answers.poke()
 
     async def close(self) -> None:
         self._closing = True
-        self._burst.cancel()
+        self._pass.cancel()
+        self._answers.cancel()
         for proc in self._procs:
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()

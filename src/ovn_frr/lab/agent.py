@@ -71,7 +71,7 @@ class AgentProcess:
 
     @classmethod
     def start(cls, lab: Lab, node: str, extra_config: str = "", agent: str = "",
-              ovn: tuple[str, str] | None = None) -> AgentProcess:  # fmt: skip
+              ovn: tuple[str, str] | None = None, verbose: int = 1) -> AgentProcess:  # fmt: skip
         workdir = lab.rundir / node
         config = workdir / "ovn-frr.toml"
         config.write_text(agent_config(lab, node, lab.spec.node(node).fpm_port or 2620,
@@ -79,8 +79,8 @@ class AgentProcess:
         log = workdir / "ovn-frr.log"
         with log.open("ab") as out:
             proc = subprocess.Popen(
-                ["ip", "netns", "exec", lab.netns(node), sys.executable, "-m", "ovn_frr", "-v",
-                 "run", "--config", str(config)],
+                ["ip", "netns", "exec", lab.netns(node), sys.executable, "-m", "ovn_frr",
+                 "-" + "v" * verbose, "run", "--config", str(config)],
                 stdout=out,
                 stderr=subprocess.STDOUT,
             )  # fmt: skip

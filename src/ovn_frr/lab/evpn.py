@@ -264,8 +264,9 @@ class EvpnLab:
             for node in ("node1", "node2"):
                 self.start_agent(node)
 
-    def start_agent(self, node: str) -> AgentProcess:
-        self.agents[node] = agent = AgentProcess.start(self.lab, node, self.node_config(node))
+    def start_agent(self, node: str, verbose: int = 1) -> AgentProcess:
+        self.agents[node] = agent = AgentProcess.start(self.lab, node, self.node_config(node),
+                                                       verbose=verbose)  # fmt: skip
         return agent
 
     def node_config(self, node: str) -> str:

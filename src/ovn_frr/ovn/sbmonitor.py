@@ -428,7 +428,9 @@ class SbMonitor:
                 return False
             if mon == _BINDINGS and self._cleared:
                 with self._lock:
-                    self._updates += self._tables.apply(updates)
+                    rows = self._tables.apply(updates)
+                    self._updates += rows
+                log.debug("sb_update rows=%d", rows)
                 self._follow_chassis(s)
                 return True
         return False

@@ -1,6 +1,7 @@
 """The EVPN pipeline: OVN's EVPN switches -> the kernel and OVS data path, and the local
-MACs/IPs zebra announces; the remote VTEPs, MACs and IPs zebra installed -> status and the
-ARP/ND answers in OVS.
+MACs/IPs zebra announces; the remote VTEPs, MACs and IPs zebra installed -> status. The VNIs it
+has wired go to the ARP/ND answers (:mod:`ovn_frr.reconcilers.evpn_answers`), a pipeline of
+their own.
 
 Each pass is level-triggered: it reads what the kernel, the local OVS and NB hold (devices,
 FDB and neighbour entries, bridges and mappings, the localnet port) and changes only what
@@ -12,9 +13,11 @@ announced again for a port that did not change.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,15 +29,15 @@ from ovn_frr.core.evpn import (
     entry_change,
     evpn_intent,
     parse_mac,
-    responder_flows,
 )
-from ovn_frr.core.model import Address, Network
+from ovn_frr.core.model import Network
 from ovn_frr.core.ovn import OvnState
 from ovn_frr.kernel.evpn import KernelEvpn, Link, VniSpec
 from ovn_frr.kernel.monitor import KernelMonitor
 from ovn_frr.ovn.errors import OvnError
 from ovn_frr.ovn.localnet import LocalnetWriter
 from ovn_frr.reconcilers.base import LIST_LIMIT, Cell, Sample, Signal, TracePart, Worker
+from ovn_frr.reconcilers.evpn_answers import EvpnAnswers, Wiring
 from ovn_frr.vswitch.bridges import LocalOvs, OvsState
 
 log = logging.getLogger(__name__)
@@ -57,20 +60,15 @@ class EvpnSettings:
         return self.enabled and not self.ovn_native
 
 
-#: the flow table of a VNI's OVS bridge is replaced in full (compared with what OVS holds,
-#: only differences sent) at least this often; in between only what changed is sent
-FLOWS_FULL_S = 60.0
-
-
 @dataclass(frozen=True, slots=True)
 class VniView:
     """One VNI as the last pass left it (status, metrics, trace)."""
 
     sw: EvpnSwitch
     kernel: KernelVni
-    #: the localnet patch port is there and the flow table is ovn-frr's
-    wired: bool
-    flows: int
+    #: what the ARP/ND answers need (None: ovn-controller has not patched the OVS bridge to
+    #: the integration bridge yet)
+    wiring: Wiring | None
     problems: tuple[str, ...] = ()
     #: FDB and neighbour entries this pass wrote or deleted for it
     written: int = 0
@@ -104,28 +102,41 @@ class EvpnReconciler:
         self.ovs = ovs
         self.localnet = localnet
         self.clock = clock
+        #: the wired VNIs, for the ARP/ND answers (a pipeline of their own: the agent runs
+        #: ``answers`` beside this one)
+        self.wiring: Cell[tuple[Wiring, ...]] = Cell("evpn-wiring", ())
+        self.answers = EvpnAnswers(self.wiring, kernel, ovs, settings.check_s, clock)
         self.kernel_changed = Signal("kernel-evpn")
         self.watches: tuple[Signal, ...] = (ovn, self.kernel_changed)
         self.io = Worker(self.name)
         self.intent = EvpnIntent()
         self.last = PassResult()
         self.written_total = 0
-        self._monitor = (KernelMonitor(self.kernel_changed.notify, self._device_names)
+        self._monitor = (KernelMonitor(self.kernel_changed.notify,
+                                       self.answers.neigh_changed.notify, self._device_names,
+                                       self._bridge_names, self.answers.answered)
                          if monitor else None)  # fmt: skip
         self._monitor_started = False
-        #: OVS bridge -> (the flows last sent, when the table was last replaced in full)
-        self._flows_sent: dict[str, tuple[frozenset[str], float]] = {}
+        #: a second thread of the pass: two reads at once (their commands run side by side)
+        self._aside = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ovn-frr-evpn-read")
+        #: OVS bridge -> how often this pass made or repaired it (:attr:`Wiring.epoch`)
+        self._epochs: dict[str, int] = {}
         self._teardown_checked = False
 
     def _device_names(self) -> frozenset[str]:
         return frozenset(n for sw in self.intent.switches for n in sw.devices.kernel())
+
+    def _bridge_names(self) -> frozenset[str]:
+        return frozenset(sw.devices.bridge for sw in self.intent.switches)
 
     async def step(self) -> float | None:
         state = self.ovn.value
         if state is None:
             return None  # nothing known yet: what is in place stays
         # on the pipeline's thread: 10k ports of a switch are ~0.1 s the event loop would wait
+        t0 = self.clock()
         intent = await self.io(evpn_intent, state)
+        log.debug("evpn_intent ms=%.0f", (self.clock() - t0) * 1e3)
         for line in sorted(set(intent.problems) - set(self.intent.problems)):
             log.warning("evpn_intent_problem %s", line)
         self.intent = intent
@@ -133,13 +144,15 @@ class EvpnReconciler:
             if not self._teardown_checked:  # what an earlier run built goes (once)
                 self._teardown_checked = True
                 self.last = await self.io(self._teardown)
+                self.wiring.publish(())
             return None
         if self._monitor is not None and not self._monitor_started:
             self._monitor_started = True
             await self._monitor.start()
         self.last = await self.io(self._pass, self.intent)
         self.written_total += self.last.written
-        waiting = any(not v.wired for v in self.last.vnis)  # for ovn-controller's patch port
+        self.wiring.publish(tuple(v.wiring for v in self.last.vnis if v.wiring is not None))
+        waiting = any(v.wiring is None for v in self.last.vnis)  # ovn-controller's patch port
         return self.clock() + (
             min(0.5, self.settings.check_s) if waiting else self.settings.check_s
         )
@@ -155,9 +168,13 @@ class EvpnReconciler:
         return self._pass(EvpnIntent(), links)
 
     def _pass(self, intent: EvpnIntent, links: dict[str, Link] | None = None) -> PassResult:
+        t0 = self.clock()
+        ovs_read = self._aside.submit(self.ovs.state)
         links = self.kernel.links() if links is None else links
         owned = self.kernel.owned(links)
-        ovs = self.ovs.state()
+        t1 = self.clock()
+        ovs = ovs_read.result()
+        t2 = self.clock()
         views: list[VniView] = []
         problems: list[str] = []
         written = 0
@@ -189,7 +206,7 @@ class EvpnReconciler:
         for vni, bridge in ovs.bridges.items():
             if vni not in wanted:
                 self.ovs.remove_bridge(bridge)
-                self._flows_sent.pop(bridge, None)
+                self._epochs.pop(bridge, None)
                 changes.append(f"removed ovs bridge {bridge}")
         now = self.ovs.mappings()  # read again: just before writing
         merged = {n: b for n, b in now.items() if not n.startswith(LOCALNET)} | mappings
@@ -197,6 +214,8 @@ class EvpnReconciler:
             self.ovs.set_mappings(merged)
         for stale in intent.stale:
             self.localnet.remove(stale.switch_uuid, stale.port)
+        log.debug("evpn_pass ms=%.0f links=%.0f ovs=%.0f vnis=%.0f", (self.clock() - t0) * 1e3,
+                  (t1 - t0) * 1e3, (t2 - t1) * 1e3, (self.clock() - t2) * 1e3)  # fmt: skip
         return PassResult(tuple(views), tuple(problems), written, tuple(changes))
 
     def _vni(
@@ -233,27 +252,23 @@ class EvpnReconciler:
                 or ovs.bridges.get(sw.vni) != d.ovs_bridge
                 or ovs.datapath_types.get(d.ovs_bridge, "") != ovs.datapath_type):  # fmt: skip
             self.ovs.ensure_bridge(sw.vni, d.ovs_bridge, d.ovs_port, ovs.datapath_type)
-            self._flows_sent.pop(d.ovs_bridge, None)  # a new or repaired bridge: all again
+            # a new or repaired bridge: its flow table is sent in full again
+            self._epochs[d.ovs_bridge] = self._epochs.get(d.ovs_bridge, 0) + 1
             changes.append(f"ovs bridge {d.ovs_bridge}")
         problems: list[str] = []
         if not sw.localnet_present and not self.localnet.create(sw.switch_uuid, sw.network,
                                                                 sw.vni):  # fmt: skip
             problems.append(f"VNI {sw.vni} (switch {sw.switch}): a port named {sw.network} "
                             "exists on another switch: no localnet for this one")  # fmt: skip
-        # the remote IPs' answers in OVS first: what came from the fabric is answerable
-        # without waiting for the FDB's dump (20k entries with 10k remote MACs)
-        local_ips, remote_ips = self.kernel.read_neighbours(d)
-        try:
-            wired, flows, why = self._flows(sw, ovs, remote_ips)
-        except OSError as exc:  # OVS's trouble: the kernel's entries are still written
-            log.error("evpn_flows_failed vni=%d error=%s", sw.vni, exc)
-            wired, flows, why = (
-                False,
-                0,
-                (f"VNI {sw.vni}: flows not sent to {d.ovs_bridge}: {exc}",),
-            )
-        seen = self.kernel.read_fdb(d, local_ips, remote_ips)
+        wiring, why = self._wiring(sw, ovs)
+        t0 = self.clock()
+        neighbours = self._aside.submit(self.kernel.read_neighbours, d.bridge)
+        fdb = self.kernel.read_fdb(d)  # 10k remote MACs: 20k entries, the longer read
+        t1 = self.clock()
+        local_ips, remote_ips = neighbours.result()
+        seen = dataclasses.replace(fdb, local_ips=local_ips, remote_ips=remote_ips)
         change = entry_change(sw, seen)
+        t2 = self.clock()
         n = 0
         if change:
             self.kernel.write(d, change)
@@ -266,33 +281,21 @@ class EvpnReconciler:
             log.info("evpn_entries vni=%d macs=+%d/-%d ips=+%d/-%d", sw.vni,
                      len(change.add_macs), len(change.del_macs), len(change.add_ips),
                      len(change.del_ips))  # fmt: skip
-        return VniView(sw, seen, wired, flows, tuple(problems) + why, n)
+        log.debug("evpn_vni vni=%d fdb=%.0f neigh+diff=%.0f write=%.0f ms", sw.vni,
+                  (t1 - t0) * 1e3, (t2 - t1) * 1e3, (self.clock() - t2) * 1e3)  # fmt: skip
+        return VniView(sw, seen, wiring, tuple(problems) + why, n)
 
-    def _flows(
-        self, sw: EvpnSwitch, ovs: OvsState, remote_ips: Mapping[Address, str]
-    ) -> tuple[bool, int, tuple[str, ...]]:
+    def _wiring(self, sw: EvpnSwitch, ovs: OvsState) -> tuple[Wiring | None, tuple[str, ...]]:
+        """What the answers need of ``sw``'s OVS bridge, or why it is not there yet."""
         d = sw.devices
         ports = ovs.ports.get(d.ovs_bridge, ())
         patch = [ovs.ofports[p] for p in ports if p.startswith("patch-") and p in ovs.ofports]
         if not patch or d.ovs_port not in ovs.ofports:
             why = (f"VNI {sw.vni}: ovn-controller has not patched {d.ovs_bridge} to the "
                    f"integration bridge yet (localnet {sw.network})")  # fmt: skip
-            return False, 0, (why,)
-        flows = responder_flows(str(patch[0]), str(ovs.ofports[d.ovs_port]), remote_ips)
-        want = frozenset(flows)
-        sent, full_at = self._flows_sent.get(d.ovs_bridge, (None, 0.0))
-        now = self.clock()
-        delta = sent is not None and now - full_at <= FLOWS_FULL_S
-        if delta and sent is not None and want != sent:
-            # what changed, at once; the table is checked right after
-            self.ovs.change_flows(d.ovs_bridge, sorted(want - sent), sorted(sent - want))
-            self._flows_sent[d.ovs_bridge] = (want, full_at)
-        if not delta or self.ovs.flow_count(d.ovs_bridge) != len(want):
-            # the table as OVS holds it (new, changed behind ovn-frr's back, or due for its
-            # periodic replacement), made exactly the desired one
-            self.ovs.replace_flows(d.ovs_bridge, flows)
-            self._flows_sent[d.ovs_bridge] = (want, now)
-        return True, len(flows), ()
+            return None, (why,)
+        return Wiring(sw.vni, d.bridge, d.ovs_bridge, patch[0], ovs.ofports[d.ovs_port],
+                      self._epochs.get(d.ovs_bridge, 0)), ()  # fmt: skip
 
     # --- status, metrics, trace ---------------------------------------------------------------
 
@@ -312,7 +315,7 @@ class EvpnReconciler:
                         "advertise": v.sw.devices.advertise,
                         "ovs_bridge": v.sw.devices.ovs_bridge,
                     },
-                    "wired": v.wired,
+                    "wired": v.wiring is not None,
                     "local": [
                         {"mac": m, "ips": [str(i) for i in ips], "port": v.sw.owners.get(m, "")}
                         for m, ips in local[:LIST_LIMIT]
@@ -330,7 +333,7 @@ class EvpnReconciler:
                     ],
                     "remote_ips_total": len(k.remote_ips),
                     "vteps": sorted(k.vteps),
-                    "responder_flows": v.flows,
+                    "responder_flows": a.flows if (a := self.answers.last.get(v.sw.vni)) else 0,
                 }
             )
         return {
@@ -470,4 +473,5 @@ class EvpnReconciler:
         if self._monitor is not None:
             await self._monitor.close()
         self.io.close()
+        self._aside.shutdown(wait=False, cancel_futures=True)
         self.localnet.close()

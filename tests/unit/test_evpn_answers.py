@@ -1,0 +1,132 @@
+"""The ARP/ND answers pipeline on captured-shape iproute2 and ovs-ofctl output: what it sends
+to OVS as the kernel's neighbours change, when it checks the table, when it sends it whole."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+
+from ovn_frr.kernel.evpn import KernelEvpn
+from ovn_frr.reconcilers.base import Cell
+from ovn_frr.reconcilers.evpn_answers import FLOWS_FULL_S, EvpnAnswers, Wiring
+from ovn_frr.vswitch.bridges import LocalOvs
+
+WIRING = Wiring(100, "br-100", "br-ev100", patch=2, port=1)
+
+
+def neighbour(i: int) -> dict[str, object]:
+    return {"dst": f"10.100.0.{i}", "lladdr": f"0a:00:00:00:02:{i:02x}", "extern_learn": None,
+            "state": ["NOARP"]}  # fmt: skip
+
+
+class Host:
+    """The kernel's neighbours of br-100 and an OVS bridge's flow count, as the commands
+    show them; keeps the ovs-ofctl runs."""
+
+    def __init__(self) -> None:
+        #: zebra's neighbours, and one ovn-frr wrote (local: never answered)
+        self.neigh = [neighbour(20), {"dst": "10.100.0.11", "lladdr": "0a:00:00:00:01:01",
+                                      "state": ["PERMANENT"]}]  # fmt: skip
+        self.flow_count = -1
+        self.ofctl: list[tuple[str, str | None]] = []
+
+    def __call__(self, argv: Sequence[str], stdin: str | None) -> str:
+        if argv[:3] == ["ip", "-j", "neigh"]:
+            if argv[-1] != "br-100":
+                raise OSError(f"{argv[-1]} is not on this host")
+            return json.dumps(self.neigh)
+        assert argv[0] == "ovs-ofctl", argv
+        verb = next(a for a in argv if a in ("replace-flows", "add-flows", "dump-aggregate"))
+        self.ofctl.append((verb, stdin))
+        return f"NXST_AGGREGATE reply: packet_count=0 byte_count=0 flow_count={self.flow_count}"
+
+    def verbs(self) -> list[str]:
+        out = [v for v, _ in self.ofctl]
+        self.ofctl.clear()
+        return out
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def answers(host: Host, clock: Clock) -> tuple[EvpnAnswers, Cell[tuple[Wiring, ...]]]:
+    wiring: Cell[tuple[Wiring, ...]] = Cell("evpn-wiring", (WIRING,))
+    ke = KernelEvpn(host, tx_get=lambda _n: False, tx_set=lambda _n, _on: None)
+    return EvpnAnswers(wiring, ke, LocalOvs("unix:db", "/run", host), 2.0, clock), wiring
+
+
+def test_changes_go_at_once_and_the_table_is_checked_every_interval() -> None:
+    host, clock = Host(), Clock()
+    a, _ = answers(host, clock)
+    asyncio.run(a.step())
+    # the first step sends the table whole: the wiring and one answer (the local IP: none)
+    ((verb, text),) = host.ofctl
+    assert verb == "replace-flows" and text is not None
+    assert text.count("arp_tpa=") == 1 and "arp_tpa=10.100.0.20 " in text
+    host.verbs()
+    assert a.last[100].flows == 4 and a.last[100].remote_ips == 1
+    host.flow_count = 5
+    host.neigh.append(neighbour(21))
+    clock.now += 0.1
+    asyncio.run(a.step())
+    # only what changed (a step that sends a change asks for no count)
+    ((verb, text),) = host.ofctl
+    assert verb == "add-flows" and text is not None
+    assert text.startswith("add priority=100,in_port=2,arp,arp_op=1,arp_tpa=10.100.0.21 ")
+    assert text.count("\n") == 1
+    host.verbs()
+    host.neigh.remove(neighbour(20))
+    clock.now += 0.1
+    asyncio.run(a.step())
+    ((verb, text),) = host.ofctl
+    assert text == "delete_strict priority=100,in_port=2,arp,arp_op=1,arp_tpa=10.100.0.20\n"
+    host.verbs()
+    # nothing changed, the interval passed: the count is asked, and it is right
+    host.flow_count = 4
+    clock.now += 2.0
+    asyncio.run(a.step())
+    assert host.verbs() == ["dump-aggregate"]
+    clock.now += 0.1
+    asyncio.run(a.step())
+    assert host.verbs() == []
+
+
+def test_a_table_changed_behind_its_back_or_made_again_is_sent_whole() -> None:
+    host, clock = Host(), Clock()
+    a, wiring = answers(host, clock)
+    asyncio.run(a.step())
+    host.verbs()
+    host.flow_count = 2  # someone deleted flows
+    clock.now += 2.0
+    asyncio.run(a.step())
+    assert host.verbs() == ["dump-aggregate", "replace-flows"]
+    # the pass made the OVS bridge again: whole at once, whatever the count says
+    wiring.publish((Wiring(100, "br-100", "br-ev100", patch=2, port=1, epoch=1),))
+    clock.now += 0.1
+    asyncio.run(a.step())
+    assert host.verbs() == ["replace-flows"]
+    # and once a minute regardless
+    host.flow_count = 4
+    clock.now += FLOWS_FULL_S + 1
+    asyncio.run(a.step())
+    assert host.verbs() == ["replace-flows"]
+
+
+def test_a_vni_that_goes_is_forgotten_and_its_failure_is_its_own() -> None:
+    host, clock = Host(), Clock()
+    a, wiring = answers(host, clock)
+    wiring.publish((WIRING, Wiring(200, "br-200", "br-ev200", patch=5, port=4)))
+    asyncio.run(a.step())  # br-200's neighbours cannot be read (the host only knows br-100)
+    assert sorted(a.last) == [100]
+    assert a.problems(clock.now) == [
+        "VNI 200: ARP/ND answers not sent to br-ev200: br-200 is not on this host"
+    ]
+    wiring.publish(())
+    assert asyncio.run(a.step()) is None
+    assert a.last == {} and a.problems(clock.now) == []
