@@ -572,9 +572,11 @@ def main() -> None:
     finally:
         if published is not None:
             published.close()
-        if args.agent_log and ev.agents.get("node1") is not None:
-            Path(args.agent_log).write_text(ev.agents["node1"].output())
-        ev.down()
+        try:
+            if args.agent_log and ev.agents.get("node1") is not None:
+                Path(args.agent_log).write_text(ev.agents["node1"].output())
+        finally:
+            ev.down()
 
 
 if __name__ == "__main__":

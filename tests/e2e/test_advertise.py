@@ -337,6 +337,7 @@ def test_status_trace_and_metrics(adv: tuple[Lab, OpenShiftNode, AgentProcess]) 
             "advertise",
             "frr",
             "evpn",
+            "evpn-answers",
             "vrf",
         ]
         assert all(r["healthy"] for r in status["reconcilers"])

@@ -95,6 +95,13 @@ def test_changes_go_at_once_and_the_table_is_checked_every_interval() -> None:
     clock.now += 0.1
     asyncio.run(a.step())
     assert host.verbs() == []
+    # remote IPs that change at every step still have their table checked, less often
+    for i in range(30, 36):
+        host.neigh.append(neighbour(i))
+        host.flow_count += 1
+        clock.now += 1.0
+        asyncio.run(a.step())
+        assert host.verbs() == (["add-flows", "dump-aggregate"] if i == 33 else ["add-flows"])
 
 
 def test_a_table_changed_behind_its_back_or_made_again_is_sent_whole() -> None:

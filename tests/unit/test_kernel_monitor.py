@@ -67,6 +67,8 @@ def test_only_a_bridge_neighbour_wakes_the_answers() -> None:
     # an IP answered, gone (as the kernel shows a deletion: failed, then deleted)
     assert m.neighbour(b"10.64.0.1 dev br-100 FAILED\n")
     assert m.neighbour(b"10.64.0.3 dev br-100 FAILED\nDeleted 10.64.0.1 dev br-100 FAILED\n")
+    # an IP answered that ovn-frr takes over (its port moved here): yes
+    assert m.neighbour(b"10.64.0.1 dev br-100 lladdr 0a:00:00:00:00:01 PERMANENT \n")
     # a local IP ovn-frr wrote (permanent), or deleted (not answered): not
     assert not m.neighbour(b"10.64.0.9 dev br-100 lladdr 0a:00:00:00:00:09 PERMANENT \n")
     assert not m.neighbour(b"10.64.0.9 dev br-100 FAILED\nDeleted 10.64.0.9 dev br-100 FAILED\n")

@@ -120,8 +120,9 @@ class KernelMonitor:
                 # a neighbour added or changed, but not one ovn-frr wrote (a local IP:
                 # permanent, not extern_learn): 10k of those must not wake the answers
                 pattern = re.compile(rb"dev (?:" + alts + rb") lladdr \S+ (?!PERMANENT)")
-            else:  # "gone": failed or deleted (shown without its MAC), and its IP
-                pattern = re.compile(rb"^(?:Deleted )?(\S+) dev (?:" + alts + rb") (?!lladdr)",
+            else:  # "other": failed or deleted (shown without its MAC), or now permanent
+                pattern = re.compile(rb"^(?:Deleted )?(\S+) dev (?:" + alts
+                                     + rb") (?:(?!lladdr)|lladdr \S+ PERMANENT)",
                                      re.MULTILINE)  # fmt: skip
             self._patterns[kind] = (names, pattern)
         return pattern
@@ -135,19 +136,20 @@ class KernelMonitor:
     def neighbour(self, text: bytes) -> bool:
         """Whether ``text`` (whole lines of ``ip monitor neigh``) changes what the answers
         answer: a neighbour of one of the bridges added or changed (not one ovn-frr wrote),
-        or one of the IPs answered gone. That monitor shows the bridges' FDB entries too, as
-        ``dev <port> lladdr`` (``dev vxlan-100``: zebra installing remote MACs): not those.
-        A local IP ovn-frr deletes is shown as any other (``Deleted IP dev br-100 FAILED``):
-        only the IP tells it from a remote one."""
+        or one of the IPs answered gone or taken over by ovn-frr (a port that moved here).
+        That monitor shows the bridges' FDB entries too, as ``dev <port> lladdr`` (``dev
+        vxlan-100``: zebra installing remote MACs): not those. A local IP ovn-frr deletes is
+        shown as any other (``Deleted IP dev br-100 FAILED``): only the IP tells it from a
+        remote one."""
         added = self._pattern("added")
         if added is None:
             return False
         if added.search(text) is not None:
             return True
-        gone = self._pattern("gone")
-        assert gone is not None
+        other = self._pattern("other")
+        assert other is not None
         answered = self._answered()
-        return any(m[1].decode() in answered for m in gone.finditer(text))
+        return any(m[1].decode() in answered for m in other.finditer(text))
 
     async def start(self) -> None:
         for argv in (self.FDB, self.NEIGH):

@@ -80,7 +80,7 @@ class AgentProcess:
         with log.open("ab") as out:
             proc = subprocess.Popen(
                 ["ip", "netns", "exec", lab.netns(node), sys.executable, "-m", "ovn_frr",
-                 "-" + "v" * verbose, "run", "--config", str(config)],
+                 *(["-" + "v" * verbose] if verbose else []), "run", "--config", str(config)],
                 stdout=out,
                 stderr=subprocess.STDOUT,
             )  # fmt: skip

@@ -14,6 +14,7 @@ announced again for a port that did not change.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import logging
 import time
 from collections.abc import Callable, Iterable
@@ -81,6 +82,8 @@ class PassResult:
     #: entries written in this pass (fdb + neigh adds and deletes)
     written: int = 0
     device_changes: tuple[str, ...] = field(default_factory=tuple)
+    #: what the answers serve: the wired VNIs, a VNI whose pass failed with its last wiring
+    wiring: tuple[Wiring, ...] = ()
 
 
 class EvpnReconciler:
@@ -119,8 +122,12 @@ class EvpnReconciler:
         self._monitor_started = False
         #: a second thread of the pass: two reads at once (their commands run side by side)
         self._aside = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ovn-frr-evpn-read")
-        #: OVS bridge -> how often this pass made or repaired it (:attr:`Wiring.epoch`)
+        #: OVS bridge -> when this pass last made or repaired it (:attr:`Wiring.epoch`: from
+        #: one counter, never reused, so a bridge made again is never taken for the old one)
         self._epochs: dict[str, int] = {}
+        self._epoch = itertools.count(1)
+        #: VNI -> its wiring as the last pass that served it found it (worker thread only)
+        self._wired: dict[int, Wiring] = {}
         self._teardown_checked = False
 
     def _device_names(self) -> frozenset[str]:
@@ -141,9 +148,9 @@ class EvpnReconciler:
             log.warning("evpn_intent_problem %s", line)
         self.intent = intent
         if not self.settings.active:
-            if not self._teardown_checked:  # what an earlier run built goes (once)
-                self._teardown_checked = True
+            if not self._teardown_checked:  # what an earlier run built goes (once it did)
                 self.last = await self.io(self._teardown)
+                self._teardown_checked = True
                 self.wiring.publish(())
             return None
         if self._monitor is not None and not self._monitor_started:
@@ -151,7 +158,7 @@ class EvpnReconciler:
             await self._monitor.start()
         self.last = await self.io(self._pass, self.intent)
         self.written_total += self.last.written
-        self.wiring.publish(tuple(v.wiring for v in self.last.vnis if v.wiring is not None))
+        self.wiring.publish(self.last.wiring)
         waiting = any(v.wiring is None for v in self.last.vnis)  # ovn-controller's patch port
         return self.clock() + (
             min(0.5, self.settings.check_s) if waiting else self.settings.check_s
@@ -192,13 +199,20 @@ class EvpnReconciler:
                 written += result.written
                 mappings[sw.network] = sw.devices.ovs_bridge
                 views.append(result)
+                if result.wiring is None:
+                    self._wired.pop(sw.vni, None)
+                else:
+                    self._wired[sw.vni] = result.wiring
                 continue
+            # its answers go on with the wiring it had (an entry that cannot be written, say,
+            # must not freeze the answers of the remote IPs)
             problems += result
             # a VNI that fails keeps its mapping: its data path is not taken down for an
             # error (only when the VNI is no longer wanted)
             if sw.network in ovs.mappings:
                 mappings[sw.network] = ovs.mappings[sw.network]
         wanted = {sw.vni for sw in intent.switches}
+        self._wired = {v: w for v, w in self._wired.items() if v in wanted}
         for vni, devs in owned.items():
             if vni not in wanted:
                 self.kernel.remove(vni, devs)
@@ -216,7 +230,8 @@ class EvpnReconciler:
             self.localnet.remove(stale.switch_uuid, stale.port)
         log.debug("evpn_pass ms=%.0f links=%.0f ovs=%.0f vnis=%.0f", (self.clock() - t0) * 1e3,
                   (t1 - t0) * 1e3, (t2 - t1) * 1e3, (self.clock() - t2) * 1e3)  # fmt: skip
-        return PassResult(tuple(views), tuple(problems), written, tuple(changes))
+        return PassResult(tuple(views), tuple(problems), written, tuple(changes),
+                          tuple(w for _, w in sorted(self._wired.items())))  # fmt: skip
 
     def _vni(
         self,
@@ -253,7 +268,7 @@ class EvpnReconciler:
                 or ovs.datapath_types.get(d.ovs_bridge, "") != ovs.datapath_type):  # fmt: skip
             self.ovs.ensure_bridge(sw.vni, d.ovs_bridge, d.ovs_port, ovs.datapath_type)
             # a new or repaired bridge: its flow table is sent in full again
-            self._epochs[d.ovs_bridge] = self._epochs.get(d.ovs_bridge, 0) + 1
+            self._epochs[d.ovs_bridge] = next(self._epoch)
             changes.append(f"ovs bridge {d.ovs_bridge}")
         problems: list[str] = []
         if not sw.localnet_present and not self.localnet.create(sw.switch_uuid, sw.network,

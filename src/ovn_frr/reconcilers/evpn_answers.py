@@ -9,11 +9,12 @@ and the kernel's neighbours, whose changes wake it alone. The pass's FDB dump (2
 
 Each step reads the neighbours of every wired VNI and sends what differs from the flows it last
 sent (one OpenFlow bundle). A step with nothing to send asks for the table's flow count (at
-most every ``check_s`` / 2; the periodic step every ``check_s`` is one): a table whose count
-differs (flows changed behind ovn-frr's back), a bridge the pass made again, and every table
-once a minute are replaced in full (``ovs-ofctl replace-flows``: OVS compares, only the
-differences are sent). A step that sends a change does not ask: one more ``ovs-ofctl`` run
-would be a third of an answer's time at 1k remote IPs.
+most every ``check_s`` / 2; the periodic step every ``check_s`` is one), a step that sent a
+change only once the last count is ``2 * check_s`` old (one more ``ovs-ofctl`` run would be a
+third of an answer's time at 1k remote IPs; remote IPs that change all the time still have
+their table checked). A table whose count differs (flows changed behind ovn-frr's back, OVS
+restarted), a bridge the pass made again, and every table once a minute are replaced in full
+(``ovs-ofctl replace-flows``: OVS compares, only the differences are sent).
 """
 
 from __future__ import annotations
@@ -141,7 +142,7 @@ class EvpnAnswers:
                 out[w.vni] = Answered(self._send(w, remote), len(remote))
                 log.debug("evpn_answers vni=%d remote_ips=%d neigh=%.0f flows=%.0f ms", w.vni,
                           len(remote), (t1 - t0) * 1e3, (self.clock() - t1) * 1e3)  # fmt: skip
-            except OSError as exc:
+            except (OSError, ValueError) as exc:  # ValueError: output that is not JSON
                 log.error("evpn_answers_failed vni=%d error=%s", w.vni, exc)
                 problems.append(f"VNI {w.vni}: ARP/ND answers not sent to {w.ovs_bridge}: {exc}")
         self._answered = frozenset(answered)
@@ -155,12 +156,13 @@ class EvpnAnswers:
         now = self.clock()
         delta = sent is not None and sent.epoch == w.epoch and now - sent.full_at <= FLOWS_FULL_S
         if delta and sent is not None:
-            if want != sent.flows:  # what changed, at once (and nothing more in this step)
+            due = self.check_s / 2
+            if want != sent.flows:  # what changed, at once
                 self.ovs.change_flows(w.ovs_bridge, sorted(want - sent.flows),
                                       sorted(sent.flows - want))  # fmt: skip
                 sent.flows = want
-                return len(flows)
-            if now - sent.checked_at < self.check_s / 2:
+                due = 2 * self.check_s
+            if now - sent.checked_at < due:
                 return len(flows)
             if self.ovs.flow_count(w.ovs_bridge) == len(want):
                 sent.checked_at = now
