@@ -61,3 +61,22 @@ def test_a_batch_waits_for_another_session_to_release_the_datastore() -> None:
 
     with pytest.raises(VtyshError, match="locked by another session"):
         Vtysh("/run/frr", run=always, lock_wait_s=0.0).apply("x\n")
+
+
+def test_no_running_config_while_bgpd_is_down() -> None:
+    """A batch planned from zebra's config alone would land in zebra alone."""
+    asked: list[list[str]] = []
+    bgpd = {"up": False}
+
+    def run(argv: Sequence[str], timeout: float = 120.0) -> Result:
+        asked.append(list(argv[3:]))
+        if argv[-1] == "show bgp vrfs json" and not bgpd["up"]:
+            return Result(1, "", "bgpd is not running\n")
+        return Result(0, "{}" if argv[-1].endswith("json") else "router bgp 64512\n", "")
+
+    vtysh = Vtysh("/run/frr", run=run)
+    with pytest.raises(VtyshError, match="bgpd is not running"):
+        vtysh.running_config()
+    assert asked == [["-c", "show bgp vrfs json"]]
+    bgpd["up"] = True
+    assert vtysh.running_config() == "router bgp 64512\n"

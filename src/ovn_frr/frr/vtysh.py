@@ -201,4 +201,11 @@ class Vtysh:
             raise VtyshError(f"vtysh -f rejected the batch: {detail}{more}", errors)
 
     def running_config(self) -> str:
+        """``show running-config``, only while bgpd answers (raises otherwise). vtysh shows the
+        config of the daemons that run and drops batch lines for one that does not: a batch
+        planned while bgpd is down (FRR starting again) lands in zebra alone, with its
+        route-maps and prefix-lists, and the merged config then shows them as there when
+        bgpd starts: an empty inbound route-map zebra holds was never sent to bgpd, and bgpd
+        denied every route of the neighbor that names it (e2e, FRR 10.3)."""
+        self.command("show bgp vrfs json")
         return self.command("show running-config")
