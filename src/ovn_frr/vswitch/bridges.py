@@ -186,7 +186,3 @@ class LocalOvs:
             if word.startswith("flow_count="):
                 return int(word.split("=", 1)[1])
         return -1
-
-    def dump_flows(self, bridge: str) -> str:
-        target = f"unix:{self.rundir}/{bridge}.mgmt"
-        return self._run(["ovs-ofctl", "-O", OPENFLOW, "dump-flows", target], None)
