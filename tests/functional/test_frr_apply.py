@@ -116,6 +116,31 @@ def test_an_frr_restart_is_repaired_as_drift(make_lab: Callable[[LabSpec], Lab])
     assert applier.check(conf("10.128.0.0/23")).sent == 0
 
 
+def test_bgpd_restarted_alone_gets_its_route_maps_and_prefix_lists_again(
+    make_lab: Callable[[LabSpec], Lab],
+) -> None:
+    """zebra keeps the route-maps and prefix-lists it shares with bgpd, and vtysh's merged
+    config shows them: bgpd's own config decides what is sent again."""
+    lab = make_lab(LabSpec(nodes=(NodeSpec("node1", bgp=False),), ovn=False))
+    node = lab.frr["node1"]
+    applier = FrrApplier(node.vtysh)
+    first = applier.check(conf("10.128.0.0/23"))
+    assert first.sent and not first.rejected
+
+    def policy() -> set[str]:
+        own = node.vtysh.command("show running-config", daemon="bgpd")
+        return {x for x in own.splitlines() if x.startswith(("route-map ", "ip prefix-list "))}
+
+    before = policy()
+    assert before
+    node.restart_daemon("bgpd")
+    assert not policy()
+    again = applier.check(conf("10.128.0.0/23"))  # bfdd kept its profile: not sent
+    assert again.drift == again.sent and not again.rejected
+    assert policy() == before
+    assert applier.check(conf("10.128.0.0/23")).sent == 0
+
+
 def test_tor_receives_exactly_what_ovn_frr_originated(make_lab: Callable[[LabSpec], Lab]) -> None:
     lab = make_lab(
         LabSpec(

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import pytest
 
+from ovn_frr.frr.diff import held_by, parse, paths
 from ovn_frr.frr.vtysh import Result, Vtysh, VtyshError, config_errors
 
 # `vtysh -f` of a `router bgp 64512 vrf blue` batch while the operator runs AS 65099 there
@@ -70,13 +71,44 @@ def test_no_running_config_while_bgpd_is_down() -> None:
 
     def run(argv: Sequence[str], timeout: float = 120.0) -> Result:
         asked.append(list(argv[3:]))
-        if argv[-1] == "show bgp vrfs json" and not bgpd["up"]:
-            return Result(1, "", "bgpd is not running\n")
-        return Result(0, "{}" if argv[-1].endswith("json") else "router bgp 64512\n", "")
+        if argv[3:5] == ["-d", "bgpd"] and not bgpd["up"]:
+            return Result(1, "", "Exiting: failed to connect to any daemons.\n")
+        return Result(0, "router bgp 64512\n", "")
 
     vtysh = Vtysh("/run/frr", run=run)
-    with pytest.raises(VtyshError, match="bgpd is not running"):
+    with pytest.raises(VtyshError, match="failed to connect"):
         vtysh.running_config()
-    assert asked == [["-c", "show bgp vrfs json"]]
+    assert asked == [["-d", "bgpd", "-c", "show running-config"]]
     bgpd["up"] = True
     assert vtysh.running_config() == "router bgp 64512\n"
+
+
+ZEBRA_AND_BGPD = (
+    "frr version 8.4.4\n!\nrouter bgp 64512\n neighbor 10.99.0.2 remote-as 65099\n"
+    " address-family ipv4 unicast\n  neighbor 10.99.0.2 route-map rm-in in\n"
+    " exit-address-family\nexit\n!\nip prefix-list pl seq 5 permit 10.0.0.0/8\n!\n"
+    "route-map rm-in permit 10\nexit\n!\nroute-map rm-out permit 10\n"
+    " match ip address prefix-list pl\n set large-community 64512:1:1 additive\nexit\n!\nend\n"
+)
+
+
+def test_route_maps_and_prefix_lists_count_only_as_bgpd_holds_them() -> None:
+    """watchfrr restarted bgpd alone: zebra still holds the route-maps and prefix-lists and
+    vtysh's merged config shows them; bgpd's own config decides (measured on FRR 8.4)."""
+    bgpd_alone = ("frr version 8.4.4\n!\nrouter bgp 64512\n neighbor 10.99.0.2 remote-as 65099\n"
+                  " address-family ipv4 unicast\n  neighbor 10.99.0.2 route-map rm-in in\n"
+                  " exit-address-family\nexit\n!\nroute-map rm-out permit 10\n"
+                  " set large-community 64512:1:1 additive\nexit\n!\nend\n")  # fmt: skip
+
+    def run(argv: Sequence[str], timeout: float = 120.0) -> Result:
+        return Result(0, bgpd_alone if "-d" in argv else ZEBRA_AND_BGPD, "")
+
+    seen = set(paths(parse(Vtysh("/run/frr", run=run).running_config())))
+    assert ("ip prefix-list pl seq 5 permit 10.0.0.0/8",) not in seen
+    assert ("route-map rm-in permit 10",) not in seen
+    assert ("route-map rm-out permit 10", "match ip address prefix-list pl") not in seen
+    assert ("route-map rm-out permit 10", "set large-community 64512:1:1 additive") in seen
+    assert ("router bgp 64512", "address-family ipv4 unicast",
+            "neighbor 10.99.0.2 route-map rm-in in") in seen  # fmt: skip
+    # bgpd holding all of it: the merged text as vtysh gave it
+    assert held_by(ZEBRA_AND_BGPD, ZEBRA_AND_BGPD) == ZEBRA_AND_BGPD

@@ -52,6 +52,22 @@ def parse(text: str) -> Node:
     return root
 
 
+#: top-level objects that vtysh sends to zebra and bgpd both, and shows merged
+SHARED_OBJECTS = ("route-map ", "ip prefix-list ", "ipv6 prefix-list ")
+
+
+def held_by(merged: str, bgpd: str) -> str:
+    """``merged`` (vtysh's running config of all daemons) without the lines of route-maps and
+    prefix-lists that ``bgpd`` (bgpd's own running config) does not hold: a line another
+    daemon holds alone is not one bgpd acts on. ``merged`` itself when bgpd holds them all."""
+    tree = parse(merged)
+    have = set(paths(parse(bgpd)))
+    missing = {p for p in paths(tree) if p[0].startswith(SHARED_OBJECTS) and p not in have}
+    if not missing:
+        return merged
+    return render_tree(build(p for p in paths(tree) if p not in missing))
+
+
 def paths(node: Node, prefix: Path = ()) -> Iterator[Path]:
     """Every line of the tree as its path, contexts before what they hold, in order."""
     for line, child in node.children.items():

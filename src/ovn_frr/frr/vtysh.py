@@ -19,6 +19,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ovn_frr.frr.diff import held_by
+
 VTYSH = "vtysh"
 
 
@@ -145,9 +147,11 @@ class Vtysh:
     def _argv(self, *args: str) -> list[str]:
         return [*self.prefix, VTYSH, "--vty_socket", self.socket_dir, *args]
 
-    def command(self, *commands: str) -> str:
-        """Run exec-mode commands (``-c`` each); raise on any error."""
-        argv = self._argv(*(x for c in commands for x in ("-c", c)))
+    def command(self, *commands: str, daemon: str | None = None) -> str:
+        """Run exec-mode commands (``-c`` each), in ``daemon`` alone if given (``-d``: fails
+        while it does not run); raise on any error."""
+        only = ("-d", daemon) if daemon else ()
+        argv = self._argv(*only, *(x for c in commands for x in ("-c", c)))
         res = self.run(argv)
         errors = config_errors(res.stdout) + config_errors(res.stderr)
         if res.returncode != 0 or errors:
@@ -201,11 +205,15 @@ class Vtysh:
             raise VtyshError(f"vtysh -f rejected the batch: {detail}{more}", errors)
 
     def running_config(self) -> str:
-        """``show running-config``, only while bgpd answers (raises otherwise). vtysh shows the
-        config of the daemons that run and drops batch lines for one that does not: a batch
-        planned while bgpd is down (FRR starting again) lands in zebra alone, with its
-        route-maps and prefix-lists, and the merged config then shows them as there when
-        bgpd starts: an empty inbound route-map zebra holds was never sent to bgpd, and bgpd
-        denied every route of the neighbor that names it (e2e, FRR 10.3)."""
-        self.command("show bgp vrfs json")
-        return self.command("show running-config")
+        """``show running-config``, only while bgpd answers (raises otherwise), with the lines
+        of route-maps and prefix-lists that bgpd's own config lacks left out.
+
+        vtysh sends route-maps and prefix-lists to zebra and bgpd both, and shows the union of
+        what the daemons hold. A batch sent while bgpd was down (FRR starting again) landed in
+        zebra alone; a bgpd that watchfrr restarted alone starts without them while zebra keeps
+        them. Either way the merged config showed them as there, they were never sent again,
+        and bgpd denied every route of a neighbor whose (empty) inbound route-map it did not
+        have (e2e, FRR 10.3). bgpd's own copy decides; a missing line is sent again, to both.
+        """
+        own = self.command("show running-config", daemon="bgpd")
+        return held_by(self.command("show running-config"), own)

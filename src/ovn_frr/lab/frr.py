@@ -183,6 +183,20 @@ class FrrInstance:
         self.stop()
         self.start_again()
 
+    def restart_daemon(self, daemon: str) -> None:
+        """Kill ``daemon`` alone (SIGKILL: a crash) and start it again with its startup file,
+        as watchfrr does when a daemon other than zebra dies: the others keep what they
+        hold, the route-maps and prefix-lists zebra shares with bgpd included."""
+        pid = read_pid(self.rundir / f"{daemon}.pid")
+        if pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            kill_pids([pid])
+        launched = read_pid(self.rundir / f"{daemon}.launch")
+        remove_frr_tmp([launched] if launched else [])
+        (self.rundir / f"{daemon}.vty").unlink(missing_ok=True)
+        self.start_daemon(daemon)
+
     def stop(self, crash: bool = False) -> None:
         """Stop every daemon: SIGTERM, zebra last as FRR's own init script does (zebra removes
         its kernel routes), or with ``crash`` SIGKILL (a crash, an OOM kill: the kernel keeps
