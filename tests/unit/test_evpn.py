@@ -12,6 +12,7 @@ from ovn_frr.core.evpn import (
     KernelVni,
     entry_change,
     evpn_intent,
+    is_answer,
     localnet_name,
     responder_flows,
 )
@@ -115,12 +116,16 @@ def test_responder_flows_wire_and_answer() -> None:
     mac = "0a:00:00:00:02:20"
     flows = responder_flows("patch-x", "ovs-100", {IP("10.100.0.20"): mac, IP("fd00::20"): mac})
     assert "priority=10,in_port=patch-x actions=output:ovs-100" in flows
+    # one flow per IP: its MAC, then the tail all IPs share
     arp = next(f for f in flows if "arp_tpa=10.100.0.20" in f)
-    assert "set_field:2->arp_op" in arp and arp.endswith("IN_PORT")
-    nd, na = (f for f in flows if "nd_target=fd00::20" in f)
-    assert "icmpv6_type=135" in nd and "set_field:136->icmpv6_type" in nd
-    assert nd.endswith("resubmit(,1)") and na.startswith("table=1,")
-    assert "set_field:0a:00:00:00:02:20->nd_tll" in na
+    assert arp.endswith(f"set_field:{mac}->eth_src,resubmit(,2)") and is_answer(arp)
+    nd = next(f for f in flows if "nd_target=fd00::20" in f)
+    assert "icmpv6_type=135" in nd and nd.endswith("resubmit(,3)") and is_answer(nd)
+    tails = [f for f in flows if f.startswith("table=")]
+    assert [t.split(",", 1)[0] for t in tails] == ["table=2", "table=3", "table=4"]
+    assert "set_field:2->arp_op" in tails[0] and tails[0].endswith("IN_PORT")
+    assert "set_field:136->icmpv6_type" in tails[1] and "move:eth_src->nd_tll" in tails[2]
+    assert [is_answer(f) for f in flows] == [False] * 6 + [True] * 2
 
 
 def test_node_config_evpn() -> None:

@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
+from ovn_frr.core.evpn import ANSWER_TAIL
 from ovn_frr.kernel.evpn import KernelEvpn
 from ovn_frr.reconcilers.base import Cell
 from ovn_frr.reconcilers.evpn_answers import FLOWS_FULL_S, EvpnAnswers, Wiring
 from ovn_frr.vswitch.bridges import LocalOvs
 
 WIRING = Wiring(100, "br-100", "br-ev100", patch=2, port=1)
+#: the flows of a table without answers: the wiring and the answers' shared tail
+WIRED = 3 + len(ANSWER_TAIL)
 
 
 def neighbour(i: int) -> dict[str, object]:
@@ -26,15 +29,22 @@ class Host:
 
     def __init__(self) -> None:
         #: zebra's neighbours, and one ovn-frr wrote (local: never answered)
-        self.neigh = [neighbour(20), {"dst": "10.100.0.11", "lladdr": "0a:00:00:00:01:01",
-                                      "state": ["PERMANENT"]}]  # fmt: skip
+        local: dict[str, object] = {
+            "dst": "10.100.0.11",
+            "lladdr": "0a:00:00:00:01:01",
+            "state": ["PERMANENT"],
+        }
+        self.neigh: list[dict[str, object]] = [neighbour(20), local]
         self.flow_count = -1
+        #: called as the neighbours are read (what the kernel monitor asks meanwhile)
+        self.on_read: Callable[[], object] = lambda: None
         self.ofctl: list[tuple[str, str | None]] = []
 
     def __call__(self, argv: Sequence[str], stdin: str | None) -> str:
         if argv[:3] == ["ip", "-j", "neigh"]:
             if argv[-1] != "br-100":
                 raise OSError(f"{argv[-1]} is not on this host")
+            self.on_read()
             return json.dumps(self.neigh)
         assert argv[0] == "ovs-ofctl", argv
         verb = next(a for a in argv if a in ("replace-flows", "add-flows", "dump-aggregate"))
@@ -70,15 +80,16 @@ def test_changes_go_at_once_and_the_table_is_checked_every_interval() -> None:
     assert verb == "replace-flows" and text is not None
     assert text.count("arp_tpa=") == 1 and "arp_tpa=10.100.0.20 " in text
     host.verbs()
-    assert a.last[100].flows == 4 and a.last[100].remote_ips == 1
-    host.flow_count = 5
+    assert a.last[100].flows == WIRED + 1 and a.last[100].remote_ips == 1
+    host.flow_count = WIRED + 2
     host.neigh.append(neighbour(21))
     clock.now += 0.1
     asyncio.run(a.step())
     # only what changed (a step that sends a change asks for no count)
     ((verb, text),) = host.ofctl
     assert verb == "add-flows" and text is not None
-    assert text.startswith("add priority=100,in_port=2,arp,arp_op=1,arp_tpa=10.100.0.21 ")
+    assert text.startswith("add cookie=0xe1,priority=100,in_port=2,arp,arp_op=1,"
+                           "arp_tpa=10.100.0.21 ")  # fmt: skip
     assert text.count("\n") == 1
     host.verbs()
     host.neigh.remove(neighbour(20))
@@ -88,7 +99,7 @@ def test_changes_go_at_once_and_the_table_is_checked_every_interval() -> None:
     assert text == "delete_strict priority=100,in_port=2,arp,arp_op=1,arp_tpa=10.100.0.20\n"
     host.verbs()
     # nothing changed, the interval passed: the count is asked, and it is right
-    host.flow_count = 4
+    host.flow_count = WIRED + 1
     clock.now += 2.0
     asyncio.run(a.step())
     assert host.verbs() == ["dump-aggregate"]
@@ -102,6 +113,15 @@ def test_changes_go_at_once_and_the_table_is_checked_every_interval() -> None:
         clock.now += 1.0
         asyncio.run(a.step())
         assert host.verbs() == (["add-flows", "dump-aggregate"] if i == 33 else ["add-flows"])
+    # more answers go than stay: one deletion of them all, the one that stays added back
+    host.neigh = [n for n in host.neigh if n["dst"] in ("10.100.0.11", "10.100.0.30")]
+    clock.now += 0.1
+    asyncio.run(a.step())
+    ((verb, text),) = host.ofctl
+    assert verb == "add-flows" and text is not None
+    first, *rest = text.splitlines()
+    assert first == "delete cookie=0xe1/-1"
+    assert len(rest) == 1 and "arp_tpa=10.100.0.30 " in rest[0]
 
 
 def test_a_table_changed_behind_its_back_or_made_again_is_sent_whole() -> None:
@@ -119,7 +139,7 @@ def test_a_table_changed_behind_its_back_or_made_again_is_sent_whole() -> None:
     asyncio.run(a.step())
     assert host.verbs() == ["replace-flows"]
     # and once a minute regardless
-    host.flow_count = 4
+    host.flow_count = WIRED + 1
     clock.now += FLOWS_FULL_S + 1
     asyncio.run(a.step())
     assert host.verbs() == ["replace-flows"]
@@ -137,3 +157,26 @@ def test_a_vni_that_goes_is_forgotten_and_its_failure_is_its_own() -> None:
     wiring.publish(())
     assert asyncio.run(a.step()) is None
     assert a.last == {} and a.problems(clock.now) == []
+
+
+def test_an_ip_asked_about_while_a_step_reads_wakes_the_answers_again_if_answered() -> None:
+    """While a step reads, no IP counts as answered (10k local IPs ovn-frr deletes must not
+    wake the answers again and again); an IP asked about meanwhile that the step then answers
+    wakes them once more (it may be gone since the read)."""
+    host, clock = Host(), Clock()
+    a, _ = answers(host, clock)
+    asked: list[bool] = []
+
+    async def step() -> bool:
+        woken = asyncio.Event()
+        a.neigh_changed.watch(woken)
+        await a.step()
+        return woken.is_set()
+
+    ips = ("10.100.0.11", "10.100.0.20")  # ovn-frr's local IP, zebra's remote one
+    host.on_read = lambda: asked.extend(ip in a.answered() for ip in ips)
+    assert asyncio.run(step())
+    assert asked == [False, False]
+    assert "10.100.0.20" in a.answered() and "10.100.0.11" not in a.answered()
+    host.on_read = lambda: asked.append("10.100.0.11" in a.answered())
+    assert not asyncio.run(step())

@@ -285,42 +285,57 @@ def entry_change(sw: EvpnSwitch, seen: KernelVni) -> EntryChange:
 # --- the OVS bridge between OVN and the kernel ------------------------------------------------
 
 
+#: the cookie of the answer flows: one request removes all of them (``delete
+#: cookie=0xe1/-1``: 10k flows in a tenth of the time of 10k strict deletions, OVS 3.1)
+ANSWER_COOKIE = "0xe1"
+_ANSWER = f"cookie={ANSWER_COOKIE},"
+
+
+def is_answer(flow: str) -> bool:
+    """Whether ``flow`` (of :func:`responder_flows`) answers for a remote IP."""
+    return flow.startswith(_ANSWER)
+
+
+#: the second half of every answer, the same for all remote IPs (table 2: ARP, tables 3 and 4:
+#: ND); the flow per IP only names the IP and its MAC, a third of the time to add (10k: OVS 3.1)
+ANSWER_TAIL = (
+    # ARP reply: the requester's addresses become the target's; the IP asked for (kept in
+    # reg0) the sender's, with the MAC the first half set as the Ethernet source
+    "table=2,priority=100,arp actions=set_field:2->arp_op,move:arp_sha->arp_tha,"
+    "move:eth_src->arp_sha,move:arp_tpa->NXM_NX_REG0[],move:arp_spa->arp_tpa,"
+    "move:NXM_NX_REG0[]->arp_spa,IN_PORT",
+    # neighbour advertisement, in two steps: OVS checks a set_field's prerequisites against
+    # the match, so the target link-layer address can be written only once the packet is an
+    # NA (measured on OVS 3.1; it fixes the ICMPv6 checksum itself)
+    "table=3,priority=100,icmp6,icmpv6_type=135 actions=move:ipv6_src->ipv6_dst,"
+    "move:nd_target->ipv6_src,set_field:136->icmpv6_type,set_field:0x60000000->nd_reserved,"
+    "set_field:2->nd_options_type,resubmit(,4)",
+    "table=4,priority=100,icmp6,icmpv6_type=136 actions=move:eth_src->nd_tll,IN_PORT",
+)
+
+
 def responder_flows(patch: str, port: str, remote_ips: Mapping[Address, str]) -> list[str]:
     """The flow table of a VNI's OVS bridge (``ovs-ofctl`` syntax, port names): the patch
     port toward OVN and the veth toward the kernel bridge wired together, and for each remote
     IP EVPN taught the kernel an ARP reply (IPv4) or neighbour advertisement (IPv6) made here
-    and sent back to OVN, so the request never leaves the chassis."""
+    and sent back to OVN, so the request never leaves the chassis. The flow per IP (with
+    :data:`ANSWER_COOKIE`) sets the Ethernet addresses and goes on in :data:`ANSWER_TAIL`."""
     flows = [
         "priority=0 actions=drop",
         f"priority=10,in_port={patch} actions=output:{port}",
         f"priority=10,in_port={port} actions=output:{patch}",
+        *ANSWER_TAIL,
     ]
     for ip, mac in sorted(remote_ips.items(), key=lambda x: _addr_key(x[0])):
         if not MAC.match(mac):
             continue
         if ip.version == 4:
-            flows.append(
-                f"priority=100,in_port={patch},arp,arp_op=1,arp_tpa={ip} actions="
-                f"move:eth_src->eth_dst,set_field:{mac}->eth_src,set_field:2->arp_op,"
-                f"move:arp_sha->arp_tha,set_field:{mac}->arp_sha,"
-                f"move:arp_spa->arp_tpa,set_field:{ip}->arp_spa,IN_PORT"
-            )
+            match, tail = f"arp,arp_op=1,arp_tpa={ip}", 2
         else:
-            # two steps: OVS checks a set_field's prerequisites against the match, so the
-            # target link-layer address can be written only once the packet is an NA
-            # (measured on OVS 3.1; it fixes the ICMPv6 checksum itself)
-            flows.append(
-                f"priority=100,in_port={patch},icmp6,icmpv6_type=135,icmpv6_code=0,"
-                f"nd_target={ip},nd_options_type=1 actions="
-                f"move:eth_src->eth_dst,set_field:{mac}->eth_src,"
-                f"move:ipv6_src->ipv6_dst,set_field:{ip}->ipv6_src,"
-                f"set_field:136->icmpv6_type,set_field:0x60000000->nd_reserved,"
-                f"set_field:2->nd_options_type,resubmit(,1)"
-            )
-            flows.append(
-                f"table=1,priority=100,icmp6,icmpv6_type=136,nd_target={ip} actions="
-                f"set_field:{mac}->nd_tll,IN_PORT"
-            )
+            match = f"icmp6,icmpv6_type=135,icmpv6_code=0,nd_target={ip},nd_options_type=1"
+            tail = 3
+        actions = f"move:eth_src->eth_dst,set_field:{mac}->eth_src,resubmit(,{tail})"
+        flows.append(f"{_ANSWER}priority=100,in_port={patch},{match} actions={actions}")
     return flows
 
 

@@ -39,20 +39,30 @@ class Burst:
     at most ``longest`` after the first (on the running event loop)."""
 
     def __init__(
-        self, notify: Callable[[], None], quiet: float = QUIET_S, longest: float = BURST_MAX_S
+        self,
+        notify: Callable[[], None],
+        quiet: float = QUIET_S,
+        longest: float = BURST_MAX_S,
+        name: str = "",
     ) -> None:
         self._notify = notify
         self.quiet = quiet
         self.longest = longest
+        #: for the debug line of each burst (what started it, how many pokes, how long)
+        self.name = name
         self._first: float | None = None
         self._last = 0.0
+        self._pokes = 0
+        self._why = b""
         self._timer: asyncio.TimerHandle | None = None
 
-    def poke(self) -> None:
+    def poke(self, why: bytes = b"") -> None:
         loop = asyncio.get_running_loop()
         self._last = loop.time()
+        self._pokes += 1
         if self._first is None:
             self._first = self._last
+            self._pokes, self._why = 1, why
             self._timer = loop.call_at(self._last + self.quiet, self._check)
 
     def _check(self) -> None:
@@ -63,6 +73,8 @@ class Burst:
         if now < due:
             self._timer = loop.call_at(due, self._check)
             return
+        log.debug("evpn_wake %s pokes=%d span=%.0f ms first=%r", self.name, self._pokes,
+                  (self._last - self._first) * 1e3, self._why[:120])  # fmt: skip
         self._first = self._timer = None
         self._notify()
 
@@ -93,11 +105,18 @@ class KernelMonitor:
         bridges: Callable[[], frozenset[str]],
         answered: Callable[[], Container[str]] = frozenset,
     ) -> None:
-        self._pass = Burst(changed, PASS_QUIET_S, PASS_MAX_S)
-        self._answers = Burst(answers)
+        self._pass = Burst(changed, PASS_QUIET_S, PASS_MAX_S, "pass")
+        self._answers = Burst(answers, name="answers")
+        #: events the neighbour monitor lost wake the answers after the pass's quiet: the
+        #: burst that overflowed it is still going on (ovn-frr's own 10k deletions, zebra's
+        #: installs), and the lines it does show of remote IPs wake them at once
+        self._answers_lost = Burst(answers, PASS_QUIET_S, PASS_MAX_S, "answers-lost")
         self._devices = devices
         self._bridges = bridges
         self._answered = answered
+        #: lines that woke the pass, and losses: while this count does not change, what the
+        #: pass last read of the watched devices is what the kernel holds
+        self.events = 0
         self._procs: list[asyncio.subprocess.Process] = []
         self._tasks: list[asyncio.Task[None]] = []
         self._closing = False
@@ -127,14 +146,15 @@ class KernelMonitor:
             self._patterns[kind] = (names, pattern)
         return pattern
 
-    def matches(self, text: bytes) -> bool:
-        """Whether ``text`` (whole lines) has a line about one of the watched devices
-        (``dev <name>``, ``dev <name>@peer``)."""
+    def matches(self, text: bytes) -> bytes | None:
+        """The first line of ``text`` (whole lines) about one of the watched devices
+        (``dev <name>``, ``dev <name>@peer``), if any."""
         pattern = self._pattern("device")
-        return pattern is not None and pattern.search(text) is not None
+        m = pattern.search(text) if pattern is not None else None
+        return _line(text, m.start()) if m else None
 
-    def neighbour(self, text: bytes) -> bool:
-        """Whether ``text`` (whole lines of ``ip monitor neigh``) changes what the answers
+    def neighbour(self, text: bytes) -> bytes | None:
+        """The first line of ``text`` (whole lines of ``ip monitor neigh``) changes what the answers
         answer: a neighbour of one of the bridges added or changed (not one ovn-frr wrote),
         or one of the IPs answered gone or taken over by ovn-frr (a port that moved here).
         That monitor shows the bridges' FDB entries too, as ``dev <port> lladdr`` (``dev
@@ -143,13 +163,14 @@ class KernelMonitor:
         remote one."""
         added = self._pattern("added")
         if added is None:
-            return False
-        if added.search(text) is not None:
-            return True
+            return None
+        if (m := added.search(text)) is not None:
+            return _line(text, m.start())
         other = self._pattern("other")
         assert other is not None
         answered = self._answered()
-        return any(m[1].decode() in answered for m in other.finditer(text))
+        return next((_line(text, m.start()) for m in other.finditer(text)
+                     if m[1].decode() in answered), None)  # fmt: skip
 
     async def start(self) -> None:
         for argv in (self.FDB, self.NEIGH):
@@ -171,29 +192,40 @@ class KernelMonitor:
             text, rest = text[:end], text[end:]
             if not text:
                 continue
-            if neigh and self.neighbour(text):
-                self._answers.poke()
-                self._pass.poke()
-            elif self.matches(text):
-                self._pass.poke()
+            if neigh and (why := self.neighbour(text)):
+                self._answers.poke(why)
+                self._changed(why)
+            elif why := self.matches(text):
+                self._changed(why)
         if not self._closing:  # the check interval still reads the kernel
             log.warning("evpn_monitor_ended pid=%s rc=%s", proc.pid, proc.returncode)
+
+    def _changed(self, why: bytes) -> None:
+        self.events += 1
+        self._pass.poke(why)
+
+    @property
+    def running(self) -> bool:
+        """Both monitors run (their counts of :attr:`events` say what changed)."""
+        return len(self._procs) == 2 and all(p.returncode is None for p in self._procs)
 
     async def _lost(self, proc: asyncio.subprocess.Process, neigh: bool) -> None:
         """A line on stderr is the kernel dropping events the monitor could not take in time
         (``netlink receive error No buffer space available``: 10k changes at once): what
-        they said is unknown, so it wakes the pipelines like a change."""
+        they said is unknown, so it wakes the pipelines like a change (the answers only once
+        the burst is over: see ``_answers_lost``)."""
         assert proc.stderr is not None
         while line := await proc.stderr.readline():
             log.info("evpn_monitor_lost %s", line.decode(errors="replace").strip())
-            self._pass.poke()
+            self._changed(line)
             if neigh:
-                self._answers.poke()
+                self._answers_lost.poke(line)
 
     async def close(self) -> None:
         self._closing = True
         self._pass.cancel()
         self._answers.cancel()
+        self._answers_lost.cancel()
         for proc in self._procs:
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
@@ -202,3 +234,10 @@ class KernelMonitor:
                 await proc.wait()
         for task in self._tasks:
             task.cancel()
+
+
+def _line(text: bytes, at: int) -> bytes:
+    """The whole line of ``text`` around offset ``at``."""
+    start = text.rfind(b"\n", 0, at) + 1
+    end = text.find(b"\n", at)
+    return text[start : end if end >= 0 else len(text)]

@@ -25,7 +25,7 @@ from collections.abc import Callable, Container, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ovn_frr.core.evpn import responder_flows
+from ovn_frr.core.evpn import ANSWER_COOKIE, is_answer, responder_flows
 from ovn_frr.core.model import Address, Network
 from ovn_frr.kernel.evpn import KernelEvpn
 from ovn_frr.reconcilers.base import Cell, Sample, Signal, TracePart, Worker
@@ -61,12 +61,18 @@ class Answered:
     remote_ips: int
 
 
-class _Any:
-    def __contains__(self, _item: object) -> bool:
-        return True
+class _Asked:
+    """What the monitor asks while a step reads the neighbours: no IP counts as answered (a
+    deletion of a local IP ovn-frr writes must not wake the answers again, 10k of them in a
+    withdrawal), but each one asked is kept: one of them among the IPs the step found wakes
+    the answers again once it is done (it may have gone after the read)."""
 
+    def __init__(self) -> None:
+        self.ips: set[str] = set()
 
-_ANY = _Any()
+    def __contains__(self, item: object) -> bool:
+        self.ips.add(str(item))
+        return False
 
 
 @dataclass
@@ -104,7 +110,7 @@ class EvpnAnswers:
         #: the remote IPs answered (as ``ip monitor`` shows them): one of them gone wakes this
         #: pipeline, a local IP ovn-frr deletes does not (:meth:`KernelMonitor.neighbour`)
         self._answered: frozenset[str] = frozenset()
-        self._reading = False
+        self._reading: _Asked | None = None
         self._problems: tuple[str, ...] = ()
         #: OVS bridge -> the flows last sent to it
         self._sent: dict[str, _Sent] = {}
@@ -114,17 +120,18 @@ class EvpnAnswers:
         if not wiring and not self._sent:
             self.last, self._problems, self._answered = {}, (), frozenset()
             return None
-        self._reading = True
+        self._reading = asked = _Asked()
         try:
             self.last, self._problems = await self.io(self._pass, wiring)
         finally:
-            self._reading = False
+            self._reading = None
+        if asked.ips & self._answered:
+            self.neigh_changed.notify()
         return self.clock() + self.check_s if wiring else None
 
     def answered(self) -> Container[str]:
-        """The remote IPs answered; while a step reads, any IP (one it has just read may be
-        gone already)."""
-        return _ANY if self._reading else self._answered
+        """The remote IPs answered (while a step reads: see :class:`_Asked`)."""
+        return self._answered if self._reading is None else self._reading
 
     def _pass(self, wiring: tuple[Wiring, ...]) -> tuple[dict[int, Answered], tuple[str, ...]]:
         for gone in set(self._sent) - {w.ovs_bridge for w in wiring}:
@@ -158,8 +165,7 @@ class EvpnAnswers:
         if delta and sent is not None:
             due = self.check_s / 2
             if want != sent.flows:  # what changed, at once
-                self.ovs.change_flows(w.ovs_bridge, sorted(want - sent.flows),
-                                      sorted(sent.flows - want))  # fmt: skip
+                self._change(w.ovs_bridge, want, sent.flows)
                 sent.flows = want
                 due = 2 * self.check_s
             if now - sent.checked_at < due:
@@ -172,6 +178,19 @@ class EvpnAnswers:
         self.ovs.replace_flows(w.ovs_bridge, flows)
         self._sent[w.ovs_bridge] = _Sent(want, now, w.epoch, now)
         return len(flows)
+
+    def _change(self, bridge: str, want: frozenset[str], has: frozenset[str]) -> None:
+        add, delete = want - has, has - want
+        kept = {f for f in want & has if is_answer(f)}
+        if sum(map(is_answer, delete)) <= len(kept):
+            self.ovs.change_flows(bridge, sorted(add), sorted(delete))
+            return
+        # more answers go than stay (a VTEP withdrew its hosts): one request deletes every
+        # answer and those that stay are added back, in the same bundle (OVN's ports never
+        # see them gone)
+        self.ovs.change_flows(bridge, sorted(add | kept),
+                              sorted(f for f in delete if not is_answer(f)),
+                              clear=ANSWER_COOKIE)  # fmt: skip
 
     # --- status, metrics, trace: the EVPN pipeline's (it shows these counts per VNI) -------
 

@@ -169,10 +169,15 @@ class LocalOvs:
         self._run(["ovs-ofctl", "-O", OPENFLOW, BUNDLE, "replace-flows", target, "-"],
                   "\n".join(flows) + "\n")  # fmt: skip
 
-    def change_flows(self, bridge: str, add: Sequence[str], delete: Sequence[str]) -> None:
-        """Send only a change: ``add`` flows, ``delete`` flows (strict: match and priority)."""
+    def change_flows(
+        self, bridge: str, add: Sequence[str], delete: Sequence[str], clear: str | None = None
+    ) -> None:
+        """Send only a change, in one bundle: every flow with cookie ``clear`` deleted (if
+        given), ``delete`` flows deleted (strict: match and priority, whatever their cookie),
+        ``add`` flows added."""
         target = f"unix:{self.rundir}/{bridge}.mgmt"
-        lines = [f"delete_strict {f.split(' actions=', 1)[0]}" for f in delete]
+        lines = [f"delete cookie={clear}/-1"] if clear else []
+        lines += [f"delete_strict {_match(f)}" for f in delete]
         lines += [f"add {f}" for f in add]
         if lines:
             self._run(["ovs-ofctl", "-O", OPENFLOW, BUNDLE, "add-flows", target, "-"],
@@ -186,3 +191,12 @@ class LocalOvs:
             if word.startswith("flow_count="):
                 return int(word.split("=", 1)[1])
         return -1
+
+
+def _match(flow: str) -> str:
+    """A flow's match and priority (what a strict deletion names): no actions, no cookie (a
+    cookie to match needs a mask)."""
+    match = flow.split(" actions=", 1)[0]
+    if match.startswith("cookie="):
+        match = match.split(",", 1)[1] if "," in match else ""
+    return match
