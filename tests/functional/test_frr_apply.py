@@ -12,6 +12,7 @@ from ovn_frr import config
 from ovn_frr.config.convert import frr_settings
 from ovn_frr.core.frr_model import desired_frr
 from ovn_frr.frr.apply import FrrApplier
+from ovn_frr.frr.diff import SHARED_OBJECTS, Path, parse, paths
 from ovn_frr.frr.render import render
 from ovn_frr.frr.vtysh import LineError
 from ovn_frr.lab import Lab, LabSpec, LinkSpec, NodeSpec, PeerSpec, wait_for
@@ -127,9 +128,9 @@ def test_bgpd_restarted_alone_gets_its_route_maps_and_prefix_lists_again(
     first = applier.check(conf("10.128.0.0/23"))
     assert first.sent and not first.rejected
 
-    def policy() -> set[str]:
+    def policy() -> set[Path]:
         own = node.vtysh.command("show running-config", daemon="bgpd")
-        return {x for x in own.splitlines() if x.startswith(("route-map ", "ip prefix-list "))}
+        return {p for p in paths(parse(own)) if p[0].startswith(SHARED_OBJECTS)}
 
     before = policy()
     assert before

@@ -17,6 +17,7 @@ from ovn_frr.core.evpn import (
     responder_flows,
 )
 from ovn_frr.core.ovn import LogicalSwitch, OvnState, SwitchPort
+from ovn_frr.reconcilers.evpn import KernelRead, still_current
 
 IP = ipaddress.ip_address
 
@@ -194,3 +195,12 @@ def test_a_port_with_two_address_entries_pairs_each_mac_with_its_own_ips() -> No
     (e,) = evpn_intent(state(sw)).switches
     assert dict(e.local) == {"0a:00:00:00:00:01": (IP("10.0.0.1"),),
                              "0a:00:00:00:00:02": (IP("10.0.0.2"),)}  # fmt: skip
+
+
+def test_a_read_is_current_while_the_monitor_saw_nothing_and_it_is_young() -> None:
+    last = KernelRead(KernelVni(), events=7, at=100.0)
+    assert still_current(last, 7, 101.0, max_age=2.0)
+    assert not still_current(last, 8, 101.0, max_age=2.0)  # a change (or a loss) since
+    assert not still_current(last, 7, 102.0, max_age=2.0)  # the periodic pass reads
+    assert not still_current(last, None, 101.0, max_age=2.0)  # the monitor does not run
+    assert not still_current(None, 7, 101.0, max_age=2.0)

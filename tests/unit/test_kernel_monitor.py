@@ -78,3 +78,40 @@ def test_only_a_bridge_neighbour_wakes_the_answers() -> None:
     assert not m.neighbour(b"10.64.0.1 dev br-1000 lladdr 0a:00:00:00:00:01 NOARP\n")
     assert not m.neighbour(b"Deleted 10.64.0.1 dev br-1000 FAILED\n")
     assert m.matches(b"dev vxlan-100 lladdr 0a:00:00:00:00:02 NOARP\n")  # the pass: yes
+
+
+def test_each_change_is_counted_and_a_loss_wakes_the_answers_later() -> None:
+    """The pass reuses a read while the count stays; a lost event counts, and wakes the
+    answers after the pass's quiet, not 20 ms after."""
+
+    class Proc:  # what _drain and _lost read of a monitor process
+        pid, returncode = 1, None
+
+        def __init__(self, out: bytes) -> None:
+            self.stdout = asyncio.StreamReader()
+            self.stdout.feed_data(out)
+            self.stdout.feed_eof()
+            self.stderr = self.stdout
+
+    async def scenario() -> tuple[int, int, int, int]:
+        answers: list[None] = []
+        m = KernelMonitor(lambda: None, lambda: answers.append(None),
+                          lambda: frozenset({"br-100", "lo-100"}),
+                          lambda: frozenset({"br-100"}))  # fmt: skip
+        m._closing = True
+        line = b"10.64.0.5 dev br-100 lladdr 0a:00:00:00:00:05 extern_learn NOARP\n"
+        await m._drain(Proc(line), neigh=True)  # type: ignore[arg-type]
+        await m._drain(Proc(b"0a:01:00:00:00:01 dev eth9 master br9\n"), neigh=False)  # type: ignore[arg-type]
+        counted = m.events
+        await asyncio.sleep(0.1)
+        soon = len(answers)
+        await m._lost(Proc(b"netlink receive error No buffer space available (105)\n"),  # type: ignore[arg-type]
+                      neigh=True)  # fmt: skip
+        await asyncio.sleep(0.1)
+        early = len(answers)
+        await m.close()
+        return counted, soon, early, m.events
+
+    # one change counted (the other device is not watched), the answers woken once; the loss
+    # counted, its wake-up of the answers not due yet 0.1 s after
+    assert asyncio.run(scenario()) == (1, 1, 1, 2)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 
@@ -112,3 +113,40 @@ def test_route_maps_and_prefix_lists_count_only_as_bgpd_holds_them() -> None:
             "neighbor 10.99.0.2 route-map rm-in in") in seen  # fmt: skip
     # bgpd holding all of it: the merged text as vtysh gave it
     assert held_by(ZEBRA_AND_BGPD, ZEBRA_AND_BGPD) == ZEBRA_AND_BGPD
+
+
+def test_bgpds_own_config_is_read_until_it_holds_everything_and_when_its_pid_changes(
+    tmp_path: Path,
+) -> None:
+    frr, proc = tmp_path / "frr", tmp_path / "proc"
+    frr.mkdir()
+
+    def start(pid: int, comm: str = "bgpd") -> None:
+        (frr / "bgpd.pid").write_text(f"{pid}\n")
+        (proc / str(pid)).mkdir(parents=True, exist_ok=True)
+        (proc / str(pid) / "comm").write_text(f"{comm}\n")
+
+    own = {"text": ZEBRA_AND_BGPD}
+    asked: list[bool] = []
+
+    def run(argv: Sequence[str], timeout: float = 120.0) -> Result:
+        asked.append("-d" in argv)  # bgpd's own config, or the merged one
+        return Result(0, own["text"] if "-d" in argv else ZEBRA_AND_BGPD, "")
+
+    def reads(n: int) -> list[bool]:
+        asked.clear()
+        for _ in range(n):
+            vtysh.running_config()
+        return list(asked)
+
+    vtysh = Vtysh(str(frr), run=run, proc=proc)
+    start(100)
+    assert reads(3) == [True, False, False, False]  # bgpd held it all: the merged one alone
+    start(200)  # watchfrr started bgpd again, without the route-maps zebra kept
+    own["text"] = "router bgp 64512\n"
+    assert "route-map rm-in permit 10" not in vtysh.running_config()
+    assert reads(2) == [True, False] * 2  # read until it holds them again
+    own["text"] = ZEBRA_AND_BGPD
+    assert reads(2) == [True, False, False]
+    start(300, comm="python3")  # not bgpd (a pid file left behind, the pid reused)
+    assert reads(2) == [True, False] * 2

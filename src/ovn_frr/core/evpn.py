@@ -286,7 +286,7 @@ def entry_change(sw: EvpnSwitch, seen: KernelVni) -> EntryChange:
 
 
 #: the cookie of the answer flows: one request removes all of them (``delete
-#: cookie=0xe1/-1``: 10k flows in a tenth of the time of 10k strict deletions, OVS 3.1)
+#: cookie=0xe1/-1``: 10k flows in 0.02 s, 10k strict deletions 0.13 s, OVS 3.1)
 ANSWER_COOKIE = "0xe1"
 _ANSWER = f"cookie={ANSWER_COOKIE},"
 
@@ -297,7 +297,8 @@ def is_answer(flow: str) -> bool:
 
 
 #: the second half of every answer, the same for all remote IPs (table 2: ARP, tables 3 and 4:
-#: ND); the flow per IP only names the IP and its MAC, a third of the time to add (10k: OVS 3.1)
+#: ND); the flow per IP only names the IP and its MAC (10k added in 0.09 s instead of 0.13 s,
+#: OVS 3.1)
 ANSWER_TAIL = (
     # ARP reply: the requester's addresses become the target's; the IP asked for (kept in
     # reg0) the sender's, with the MAC the first half set as the Ethernet source

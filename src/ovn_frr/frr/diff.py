@@ -59,13 +59,40 @@ SHARED_OBJECTS = ("route-map ", "ip prefix-list ", "ipv6 prefix-list ")
 def held_by(merged: str, bgpd: str) -> str:
     """``merged`` (vtysh's running config of all daemons) without the lines of route-maps and
     prefix-lists that ``bgpd`` (bgpd's own running config) does not hold: a line another
-    daemon holds alone is not one bgpd acts on. ``merged`` itself when bgpd holds them all."""
-    tree = parse(merged)
-    have = set(paths(parse(bgpd)))
-    missing = {p for p in paths(tree) if p[0].startswith(SHARED_OBJECTS) and p not in have}
+    daemon holds alone is not one bgpd acts on. ``merged`` itself when bgpd holds them all.
+    A scan of lines, no parse: both texts hold every ``network`` line (10k of them) and are
+    read at every check."""
+    missing = _shared_lines(merged) - _shared_lines(bgpd)
     if not missing:
         return merged
-    return render_tree(build(p for p in paths(tree) if p not in missing))
+    out = []
+    block: str | None = None
+    for raw in merged.splitlines(keepends=True):
+        line = raw.strip()
+        if raw[:1] not in (" ", "!") and line:
+            block = line if line.startswith(SHARED_OBJECTS) else None
+            if block is not None and (block,) in missing:
+                continue
+        elif block is not None and raw.startswith(" ") and (block, line) in missing:
+            continue
+        out.append(raw)
+    return "".join(out)
+
+
+def _shared_lines(text: str) -> set[Path]:
+    """The route-map and prefix-list lines of ``text`` as paths (entries, and what they hold
+    one level in)."""
+    out: set[Path] = set()
+    block: str | None = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if raw[:1] not in (" ", "!") and line:
+            block = line if line.startswith(SHARED_OBJECTS) else None
+            if block is not None:
+                out.add((block,))
+        elif block is not None and raw.startswith(" ") and line and line not in STRUCTURAL:
+            out.add((block, line))
+    return out
 
 
 def paths(node: Node, prefix: Path = ()) -> Iterator[Path]:

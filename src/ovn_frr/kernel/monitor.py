@@ -107,9 +107,10 @@ class KernelMonitor:
     ) -> None:
         self._pass = Burst(changed, PASS_QUIET_S, PASS_MAX_S, "pass")
         self._answers = Burst(answers, name="answers")
-        #: events the neighbour monitor lost wake the answers after the pass's quiet: the
-        #: burst that overflowed it is still going on (ovn-frr's own 10k deletions, zebra's
-        #: installs), and the lines it does show of remote IPs wake them at once
+        #: events the neighbour monitor lost wake the answers 0.5 s after the last loss (2 s
+        #: at most), not 20 ms: the burst that overflowed it is likely still going on
+        #: (ovn-frr's own 10k deletions, zebra's installs), and the lines it does show of
+        #: remote IPs wake them at once
         self._answers_lost = Burst(answers, PASS_QUIET_S, PASS_MAX_S, "answers-lost")
         self._devices = devices
         self._bridges = bridges
@@ -206,14 +207,15 @@ class KernelMonitor:
 
     @property
     def running(self) -> bool:
-        """Both monitors run (their counts of :attr:`events` say what changed)."""
-        return len(self._procs) == 2 and all(p.returncode is None for p in self._procs)
+        """Both monitors run and are read (:attr:`events` counts what changed)."""
+        return (len(self._procs) == 2 and all(p.returncode is None for p in self._procs)
+                and not any(t.done() for t in self._tasks))  # fmt: skip
 
     async def _lost(self, proc: asyncio.subprocess.Process, neigh: bool) -> None:
         """A line on stderr is the kernel dropping events the monitor could not take in time
         (``netlink receive error No buffer space available``: 10k changes at once): what
-        they said is unknown, so it wakes the pipelines like a change (the answers only once
-        the burst is over: see ``_answers_lost``)."""
+        they said is unknown, so it wakes the pipelines like a change (the answers 0.5 s after
+        the last loss: see ``_answers_lost``)."""
         assert proc.stderr is not None
         while line := await proc.stderr.readline():
             log.info("evpn_monitor_lost %s", line.decode(errors="replace").strip())

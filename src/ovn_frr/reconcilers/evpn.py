@@ -6,7 +6,10 @@ their own.
 Each pass is level-triggered: it reads what the kernel, the local OVS and NB hold (devices,
 FDB and neighbour entries, bridges and mappings, the localnet port) and changes only what
 differs from the intent (:mod:`ovn_frr.core.evpn`). An OVN change, a kernel FDB or
-neighbour change (``bridge monitor``/``ip monitor``) or the check interval wakes it. A restart
+neighbour change (``bridge monitor``/``ip monitor``) or the check interval wakes it. A pass
+woken by OVN plans from the VNI's entries as an earlier pass read them, if that read is younger
+than the check interval and the kernel monitor has seen no change of the VNI's devices since
+(:meth:`EvpnReconciler._seen`). A restart
 of the agent or of FRR changes nothing that is in place: no type-2 is withdrawn and
 announced again for a port that did not change.
 """
@@ -87,12 +90,22 @@ class PassResult:
 
 
 @dataclass(frozen=True, slots=True)
-class _Read:
-    """What a pass read of one VNI's entries, and the kernel monitor's event count before it."""
+class KernelRead:
+    """What a pass read of one VNI's entries, with the kernel monitor's count of changes
+    before the read began, and when it began."""
 
     seen: KernelVni
     events: int
     at: float
+
+
+def still_current(last: KernelRead | None, events: int | None, now: float, max_age: float) -> bool:
+    """Whether ``last`` is still what the kernel holds: the monitor runs (``events``, its
+    count now; None: it does not), has seen no change since before that read (its lines come
+    after the change, so a change during the read counts too), and the read is younger than
+    ``max_age`` (a line the monitor has not shown yet is caught by the next read)."""
+    return (last is not None and events is not None and last.events == events
+            and now - last.at < max_age)  # fmt: skip
 
 
 class EvpnReconciler:
@@ -139,7 +152,7 @@ class EvpnReconciler:
         self._wired: dict[int, Wiring] = {}
         self._teardown_checked = False
         #: VNI -> its entries as the last pass read them (worker thread only): see :meth:`_seen`
-        self._reads: dict[int, _Read] = {}
+        self._reads: dict[int, KernelRead] = {}
 
     def _device_names(self) -> frozenset[str]:
         return frozenset(n for sw in self.intent.switches for n in sw.devices.kernel())
@@ -321,8 +334,8 @@ class EvpnReconciler:
         monitor = self._monitor
         events = monitor.events if monitor is not None and monitor.running else None
         last = self._reads.get(sw.vni)
-        if (not fresh and events is not None and last is not None and last.events == events
-                and now - last.at < self.settings.check_s):  # fmt: skip
+        if not fresh and last is not None and still_current(last, events, now,
+                                                            self.settings.check_s):  # fmt: skip
             return last.seen
         d = sw.devices
         neighbours = self._aside.submit(self.kernel.read_neighbours, d.bridge)
@@ -330,7 +343,7 @@ class EvpnReconciler:
         local_ips, remote_ips = neighbours.result()
         seen = dataclasses.replace(fdb, local_ips=local_ips, remote_ips=remote_ips)
         if events is not None:
-            self._reads[sw.vni] = _Read(seen, events, now)
+            self._reads[sw.vni] = KernelRead(seen, events, now)
         return seen
 
     def _wiring(self, sw: EvpnSwitch, ovs: OvsState) -> tuple[Wiring | None, tuple[str, ...]]:
