@@ -231,12 +231,17 @@ class KernelEvpn:
             "evpn_devices_removed vni=%d devices=%s", vni, ",".join(sorted(x.name for x in links))
         )
 
-    def read_neighbours(self, bridge: str) -> tuple[dict[Address, str], dict[Address, str]]:
+    def read_neighbours(
+        self, bridge: str, remote_only: bool = False
+    ) -> tuple[dict[Address, str], dict[Address, str]]:
         """A VNI bridge's neighbours: (local: permanent, written by ovn-frr; remote: zebra's
-        ``extern_learn``), IP -> MAC."""
+        ``extern_learn``), IP -> MAC. ``remote_only``: only the ``NOARP`` ones, as zebra
+        installs them (iproute2 leaves out 10k local IPs before they reach Python)."""
         local_ips: dict[Address, str] = {}
         remote_ips: dict[Address, str] = {}
-        neigh = json.loads(self._run(["ip", "-j", "neigh", "show", "dev", bridge], None) or "[]")
+        nud = ["nud", "noarp"] if remote_only else []
+        argv = ["ip", "-j", "neigh", "show", "dev", bridge, *nud]
+        neigh = json.loads(self._run(argv, None) or "[]")
         for n in neigh:
             ip = parse_addr(str(n.get("dst", "")))
             mac = parse_mac(str(n.get("lladdr", "")))

@@ -25,13 +25,16 @@ from collections.abc import Callable, Container
 log = logging.getLogger(__name__)
 
 #: a burst ends after this long without a line about a watched device ...
-QUIET_S = 0.02
+QUIET_S = 0.01
 #: ... or this long after its first line, whichever comes first (a steady stream of changes
 #: still wakes the pipeline)
 BURST_MAX_S = 1.0
-#: the same for the EVPN pass
-PASS_QUIET_S = 0.5
+#: the same for the EVPN pass: a second after a burst, so that the read that checks the pass's
+#: own 10k writes comes once zebra has announced them (0.3-0.7 s after the writes)
+PASS_QUIET_S = 1.0
 PASS_MAX_S = 2.0
+#: and for the answers, when the neighbour monitor lost events
+LOST_QUIET_S = 0.5
 
 
 class Burst:
@@ -104,17 +107,20 @@ class KernelMonitor:
         devices: Callable[[], frozenset[str]],
         bridges: Callable[[], frozenset[str]],
         answered: Callable[[], Container[str]] = frozenset,
+        touched: Callable[[], None] = lambda: None,
     ) -> None:
         self._pass = Burst(changed, PASS_QUIET_S, PASS_MAX_S, "pass")
         self._answers = Burst(answers, name="answers")
         #: events the neighbour monitor lost wake the answers 0.5 s after the last loss (2 s
-        #: at most), not 20 ms: the burst that overflowed it is likely still going on
+        #: at most), not 10 ms: the burst that overflowed it is likely still going on
         #: (ovn-frr's own 10k deletions, zebra's installs), and the lines it does show of
         #: remote IPs wake them at once
-        self._answers_lost = Burst(answers, PASS_QUIET_S, PASS_MAX_S, "answers-lost")
+        self._answers_lost = Burst(answers, LOST_QUIET_S, PASS_MAX_S, "answers-lost")
         self._devices = devices
         self._bridges = bridges
         self._answered = answered
+        #: called at once for each chunk that concerns the answers (not after a quiet)
+        self._touched = touched
         #: lines that woke the pass, and losses: while this count does not change, what the
         #: pass last read of the watched devices is what the kernel holds
         self.events = 0
@@ -194,6 +200,7 @@ class KernelMonitor:
             if not text:
                 continue
             if neigh and (why := self.neighbour(text)):
+                self._touched()
                 self._answers.poke(why)
                 self._changed(why)
             elif why := self.matches(text):
@@ -221,6 +228,7 @@ class KernelMonitor:
             log.info("evpn_monitor_lost %s", line.decode(errors="replace").strip())
             self._changed(line)
             if neigh:
+                self._touched()
                 self._answers_lost.poke(line)
 
     async def close(self) -> None:

@@ -139,7 +139,8 @@ class EvpnReconciler:
         self.written_total = 0
         self._monitor = (KernelMonitor(self.kernel_changed.notify,
                                        self.answers.neigh_changed.notify, self._device_names,
-                                       self._bridge_names, self.answers.answered)
+                                       self._bridge_names, self.answers.answered,
+                                       self.answers.touch)
                          if monitor else None)  # fmt: skip
         self._monitor_started = False
         #: a second thread of the pass: two reads at once (their commands run side by side)
