@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from ovn_frr.frr.diff import SHARED_OBJECTS, parse, paths
 from ovn_frr.lab import wait_for
 from ovn_frr.lab.evpn import HOST1, SWITCH, VM1, VM2, VNI, EvpnLab
 from ovn_frr.lab.proc import run
@@ -189,6 +190,25 @@ def test_frr_restart_withdraws_nothing(ev: EvpnLab) -> None:
     assert _status(ev, "node1")["evpn"]["entries_written"] == before
     wait_for(lambda: ev.ping("host1", VM1.ip), timeout=30, what="ping after FRR restart")
     assert _updates_at(ev, "vtep1") == updates, "node1's type-2 were withdrawn or re-sent"
+
+
+def test_bgpd_restarted_alone_gets_ovn_frrs_config_again(ev: EvpnLab) -> None:
+    """watchfrr restarting bgpd alone: zebra keeps the route-maps and prefix-lists it shares
+    with bgpd, and vtysh's merged config shows them; the agent sees bgpd's own config lacking
+    them (and its pid changed) and sends them again, so the underlay and EVPN routes of tor1
+    are accepted and the remote host answers again."""
+    node = ev.lab.frr["node1"]
+
+    def policy() -> set[tuple[str, ...]]:
+        own = node.vtysh.command("show running-config", daemon="bgpd")
+        return {p for p in paths(parse(own)) if p[0].startswith(SHARED_OBJECTS)}
+
+    before = policy()
+    assert before
+    node.restart_daemon("bgpd")
+    wait_for(lambda: policy() == before, timeout=30, what="the route-maps back in bgpd")
+    wait_for(lambda: ev.ping("vm1", HOST1.ip), timeout=60, what="ping after bgpd's restart")
+    assert ev.remote_vtep_of("vtep1", VM1.mac) == NODE1
 
 
 def test_port_moves_to_node2_then_is_deleted(ev: EvpnLab) -> None:
