@@ -235,8 +235,9 @@ class KernelEvpn:
         self, bridge: str, remote_only: bool = False
     ) -> tuple[dict[Address, str], dict[Address, str]]:
         """A VNI bridge's neighbours: (local: permanent, written by ovn-frr; remote: zebra's
-        ``extern_learn``), IP -> MAC. ``remote_only``: only the ``NOARP`` ones, as zebra
-        installs them (iproute2 leaves out 10k local IPs before they reach Python)."""
+        ``extern_learn``), IP -> MAC. ``remote_only``: ``nud noarp``, which iproute2 (6.1,
+        6.15) applies to the entries without ``extern_learn`` only: zebra's are all kept, in
+        any state, and 10k local (permanent) IPs never reach Python."""
         local_ips: dict[Address, str] = {}
         remote_ips: dict[Address, str] = {}
         nud = ["nud", "noarp"] if remote_only else []

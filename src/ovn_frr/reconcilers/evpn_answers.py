@@ -64,17 +64,20 @@ class Answered:
 
 
 class _Asked:
-    """What the monitor asks while a step reads the neighbours: no IP counts as answered (a
-    deletion of a local IP ovn-frr writes must not wake the answers again, 10k of them in a
-    withdrawal), but each one asked is kept: one of them among the IPs the step found wakes
-    the answers again once it is done (it may have gone after the read)."""
+    """What the monitor asks while a step reads the neighbours: the IPs answered before the
+    step count as answered (one of them gone wakes the answers, and tells the step that zebra
+    is still removing: :meth:`EvpnAnswers._held_back`), no other (a deletion of a local IP
+    ovn-frr writes must not wake them, 10k of them in a withdrawal); each one asked is kept:
+    one of them among the IPs the step found wakes the answers again once it is done (it may
+    have gone after the read)."""
 
-    def __init__(self) -> None:
+    def __init__(self, before: frozenset[str]) -> None:
+        self.before = before
         self.ips: set[str] = set()
 
     def __contains__(self, item: object) -> bool:
         self.ips.add(str(item))
-        return False
+        return item in self.before
 
 
 @dataclass
@@ -85,6 +88,9 @@ class _Sent:
     epoch: int
     #: when its flow count was last found right
     checked_at: float
+    #: what the flows were made of: the wiring and the remote IPs
+    wiring: Wiring
+    remote: Mapping[Address, str]
 
 
 class EvpnAnswers:
@@ -120,15 +126,15 @@ class EvpnAnswers:
         #: count when the running step began
         self.touched = 0
         self._touched_before = 0
-        #: since when deletions have been held back (:meth:`_held_back`)
-        self._holding_since: float | None = None
+        #: OVS bridge -> since when its deletions have been held back (:meth:`_held_back`)
+        self._holding: dict[str, float] = {}
 
     async def step(self) -> float | None:
         wiring = self.wiring.value
         if not wiring and not self._sent:
             self.last, self._problems, self._answered = {}, (), frozenset()
             return None
-        self._reading = asked = _Asked()
+        self._reading = asked = _Asked(self._answered)
         self._touched_before = self.touched
         try:
             self.last, self._problems = await self.io(self._pass, wiring)
@@ -136,7 +142,11 @@ class EvpnAnswers:
             self._reading = None
         if asked.ips & self._answered:
             self.neigh_changed.notify()
-        return self.clock() + self.check_s if wiring else None
+        if not wiring:
+            return None
+        # held-back deletions go at the latest when their hold ends, whatever wakes this
+        return min([self.clock() + self.check_s,
+                    *(t + HOLD_MAX_S for t in self._holding.values())])  # fmt: skip
 
     def touch(self) -> None:
         """The kernel monitor saw a change of remote neighbours (at once, on the event loop)."""
@@ -149,6 +159,7 @@ class EvpnAnswers:
     def _pass(self, wiring: tuple[Wiring, ...]) -> tuple[dict[int, Answered], tuple[str, ...]]:
         for gone in set(self._sent) - {w.ovs_bridge for w in wiring}:
             del self._sent[gone]  # its VNI went: the pass removed the bridge
+            self._holding.pop(gone, None)
         out: dict[int, Answered] = {}
         problems: list[str] = []
         answered: set[str] = set()
@@ -170,21 +181,26 @@ class EvpnAnswers:
 
     def _send(self, w: Wiring, remote: Mapping[Address, str]) -> int:
         """Make ``w``'s table answer ``remote``; returns its flow count."""
-        flows = responder_flows(str(w.patch), str(w.port), remote)
-        want = frozenset(flows)
         sent = self._sent.get(w.ovs_bridge)
         now = self.clock()
         delta = sent is not None and sent.epoch == w.epoch and now - sent.full_at <= FLOWS_FULL_S
+        if (delta and sent is not None and sent.wiring == w
+                and remote.items() < sent.remote.items()
+                and self._held_back(w.ovs_bridge, now)):  # fmt: skip
+            # (before the flows are made: 10k of them are ~0.1 s of CPU while zebra works)
+            log.debug("evpn_answers_held vni=%d going=%d (the kernel is still changing)",
+                      w.vni, len(sent.remote) - len(remote))  # fmt: skip
+            return len(sent.flows)
+        self._holding.pop(w.ovs_bridge, None)
+        flows = responder_flows(str(w.patch), str(w.port), remote)
+        want = frozenset(flows)
         if delta and sent is not None:
             due = self.check_s / 2
-            if want < sent.flows and self._held_back(now):
-                log.debug("evpn_answers_held vni=%d going=%d (the kernel is still changing)",
-                          w.vni, len(sent.flows) - len(want))  # fmt: skip
-                return len(sent.flows)
             if want != sent.flows:  # what changed, at once
                 self._change(w.ovs_bridge, want, sent.flows)
                 sent.flows = want
                 due = 2 * self.check_s
+            sent.wiring, sent.remote = w, remote
             if now - sent.checked_at < due:
                 return len(flows)
             if self.ovs.flow_count(w.ovs_bridge) == len(want):
@@ -193,24 +209,18 @@ class EvpnAnswers:
         # the table as OVS holds it (new, changed behind ovn-frr's back, or due for its
         # periodic replacement), made exactly the desired one
         self.ovs.replace_flows(w.ovs_bridge, flows)
-        self._sent[w.ovs_bridge] = _Sent(want, now, w.epoch, now)
+        self._sent[w.ovs_bridge] = _Sent(want, now, w.epoch, now, w, remote)
         return len(flows)
 
-    def _held_back(self, now: float) -> bool:
+    def _held_back(self, bridge: str, now: float) -> bool:
         """Whether answers that only go wait for the next step: the kernel's remote neighbours
         changed again while this step read them, so zebra is still removing a VTEP's hosts
         (10k: 0.5 s) and the next step, woken once it is done, deletes them all at once. A
         step sent in the middle of it re-added the thousands that stay, on a CPU zebra needed
         (0.35 s instead of 0.03 s). Never for longer than :data:`HOLD_MAX_S`."""
         if self.touched == self._touched_before:
-            self._holding_since = None
             return False
-        if self._holding_since is None:
-            self._holding_since = now
-        if now - self._holding_since < HOLD_MAX_S:
-            return True
-        self._holding_since = None  # sent now; the next ones may wait again
-        return False
+        return now - self._holding.setdefault(bridge, now) < HOLD_MAX_S
 
     def _change(self, bridge: str, want: frozenset[str], has: frozenset[str]) -> None:
         add, delete = want - has, has - want
