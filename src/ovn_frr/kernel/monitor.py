@@ -161,13 +161,13 @@ class KernelMonitor:
         return _line(text, m.start()) if m else None
 
     def neighbour(self, text: bytes) -> bytes | None:
-        """The first line of ``text`` (whole lines of ``ip monitor neigh``) changes what the answers
-        answer: a neighbour of one of the bridges added or changed (not one ovn-frr wrote),
-        or one of the IPs answered gone or taken over by ovn-frr (a port that moved here).
-        That monitor shows the bridges' FDB entries too, as ``dev <port> lladdr`` (``dev
-        vxlan-100``: zebra installing remote MACs): not those. A local IP ovn-frr deletes is
-        shown as any other (``Deleted IP dev br-100 FAILED``): only the IP tells it from a
-        remote one."""
+        """The first line of ``text`` (whole lines of ``ip monitor neigh``) that changes what
+        the answers answer, if any: a neighbour of one of the bridges added or changed (not one
+        ovn-frr wrote), or one of the IPs answered gone or taken over by ovn-frr (a port that
+        moved here). That monitor shows the bridges' FDB entries too, as ``dev <port> lladdr``
+        (``dev vxlan-100``: zebra installing remote MACs): not those. A local IP ovn-frr
+        deletes is shown as any other (``Deleted IP dev br-100 FAILED``): only the IP tells it
+        from a remote one."""
         added = self._pattern("added")
         if added is None:
             return None
