@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -239,10 +240,15 @@ def test_a_missing_vrf_is_made_and_removed_an_operators_kept(
                   "options:dynamic-routing-vrf-name=green")  # fmt: skip
     wait_for(lambda: kernel().get("green") == (10000, "ovn-frr:vrf"), timeout=60,
              what="VRF green made by ovn-frr")  # fmt: skip
-    devices = {d["vrf"]: d for d in agent.status()["vrf_devices"]}
-    assert devices["green"]["owner"] == "ovn-frr" and devices["green"]["table"] == 10000
-    assert devices["red"]["owner"] == "operator"
-    assert devices["red"]["table"] == SPEC.vrf_table("red")
+
+    def devices() -> dict[str, dict[str, Any]]:
+        return {d["vrf"]: d for d in agent.status()["vrf_devices"]}
+
+    # status follows once the pass that made it is done (the kernel shows it a little before)
+    wait_for(lambda: "green" in devices(), timeout=10, what="VRF green in status")
+    assert devices()["green"]["owner"] == "ovn-frr" and devices()["green"]["table"] == 10000
+    assert devices()["red"]["owner"] == "operator"
+    assert devices()["red"]["table"] == SPEC.vrf_table("red")
     lab.ovn.nbctl("remove", "Logical_Router", "GR_green", "options", "dynamic-routing-vrf-name")
     wait_for(lambda: "green" not in kernel(), timeout=60, what="VRF green removed")
     lab.ovn.nbctl("lr-del", "GR_green")
