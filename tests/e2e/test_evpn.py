@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from ovn_frr.frr.diff import SHARED_OBJECTS, parse, paths
 from ovn_frr.lab import wait_for
 from ovn_frr.lab.evpn import HOST1, SWITCH, VM1, VM2, VNI, EvpnLab
 from ovn_frr.lab.proc import read_pid, run
@@ -199,20 +198,16 @@ def test_bgpd_restarted_alone_gets_ovn_frrs_config_again(ev: EvpnLab) -> None:
     are accepted and the remote host answers again."""
     node = ev.lab.frr["node1"]
 
-    def policy() -> set[tuple[str, ...]]:
-        own = node.vtysh.command("show running-config", daemon="bgpd")
-        return {p for p in paths(parse(own)) if p[0].startswith(SHARED_OBJECTS)}
-
     def drift() -> int:
         d = _status(ev, "node1")["frr"]["drift"]
         return int(d["lines"]) if d else 0
 
-    before, drifted = policy(), drift()
+    before, drifted = node.bgpd_policy(), drift()
     assert before
     pid = read_pid(node.rundir / "bgpd.pid")
     node.restart_daemon("bgpd")
     assert read_pid(node.rundir / "bgpd.pid") != pid
-    wait_for(lambda: policy() == before, timeout=30, what="the route-maps back in bgpd")
+    wait_for(lambda: node.bgpd_policy() == before, timeout=30, what="the route-maps back in bgpd")
     # the agent sent them: FRR's own startup file has none of ovn-frr's lines
     assert drift() > drifted
     wait_for(lambda: ev.ping("vm1", HOST1.ip), timeout=60, what="ping after bgpd's restart")

@@ -12,7 +12,6 @@ from ovn_frr import config
 from ovn_frr.config.convert import frr_settings
 from ovn_frr.core.frr_model import desired_frr
 from ovn_frr.frr.apply import FrrApplier
-from ovn_frr.frr.diff import SHARED_OBJECTS, Path, parse, paths
 from ovn_frr.frr.render import render
 from ovn_frr.frr.vtysh import LineError
 from ovn_frr.lab import Lab, LabSpec, LinkSpec, NodeSpec, PeerSpec, wait_for
@@ -128,17 +127,13 @@ def test_bgpd_restarted_alone_gets_its_route_maps_and_prefix_lists_again(
     first = applier.check(conf("10.128.0.0/23"))
     assert first.sent and not first.rejected
 
-    def policy() -> set[Path]:
-        own = node.vtysh.command("show running-config", daemon="bgpd")
-        return {p for p in paths(parse(own)) if p[0].startswith(SHARED_OBJECTS)}
-
-    before = policy()
+    before = node.bgpd_policy()
     assert before
     node.restart_daemon("bgpd")
-    assert not policy()
+    assert not node.bgpd_policy()
     again = applier.check(conf("10.128.0.0/23"))  # bfdd kept its profile: not sent
     assert again.drift == again.sent and not again.rejected
-    assert policy() == before
+    assert node.bgpd_policy() == before
     assert applier.check(conf("10.128.0.0/23")).sent == 0
 
 

@@ -62,37 +62,31 @@ def held_by(merged: str, bgpd: str) -> str:
     daemon holds alone is not one bgpd acts on. ``merged`` itself when bgpd holds them all.
     A scan of lines, no parse: both texts hold every ``network`` line (10k of them) and are
     read at every check."""
-    missing = _shared_lines(merged) - _shared_lines(bgpd)
+    missing = shared_lines(merged) - shared_lines(bgpd)
     if not missing:
         return merged
-    out = []
-    block: str | None = None
-    for raw in merged.splitlines(keepends=True):
-        line = raw.strip()
-        if raw[:1] not in (" ", "!") and line:
-            block = line if line.startswith(SHARED_OBJECTS) else None
-            if block is not None and (block,) in missing:
-                continue
-        elif block is not None and raw.startswith(" ") and (block, line) in missing:
-            continue
-        out.append(raw)
-    return "".join(out)
+    return "".join(raw for raw, path in _lines(merged) if path not in missing)
 
 
-def _shared_lines(text: str) -> set[Path]:
+def shared_lines(text: str) -> set[Path]:
     """The route-map and prefix-list lines of ``text`` as paths (entries, and what they hold
     one level in)."""
-    out: set[Path] = set()
+    return {path for _raw, path in _lines(text) if path is not None}
+
+
+def _lines(text: str) -> Iterator[tuple[str, Path | None]]:
+    """Each line of ``text`` (with its end), and its path if it is a line of a route-map or
+    prefix-list."""
     block: str | None = None
-    for raw in text.splitlines():
+    for raw in text.splitlines(keepends=True):
         line = raw.strip()
         if raw[:1] not in (" ", "!") and line:
             block = line if line.startswith(SHARED_OBJECTS) else None
-            if block is not None:
-                out.add((block,))
+            yield raw, (block,) if block is not None else None
         elif block is not None and raw.startswith(" ") and line and line not in STRUCTURAL:
-            out.add((block, line))
-    return out
+            yield raw, (block, line)
+        else:
+            yield raw, None
 
 
 def paths(node: Node, prefix: Path = ()) -> Iterator[Path]:

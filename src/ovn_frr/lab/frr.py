@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ovn_frr.frr.diff import Path as ConfigPath
+from ovn_frr.frr.diff import shared_lines
 from ovn_frr.frr.render import router_bgp
 from ovn_frr.frr.vtysh import Vtysh, VtyshError, has_no_fork, run_subprocess
 from ovn_frr.lab.proc import LabError, kill_pids, read_pid, remove_frr_tmp, wait_for
@@ -196,6 +198,11 @@ class FrrInstance:
         remove_frr_tmp([launched] if launched else [])
         (self.rundir / f"{daemon}.vty").unlink(missing_ok=True)
         self.start_daemon(daemon)
+
+    def bgpd_policy(self) -> set[ConfigPath]:
+        """The route-map and prefix-list lines bgpd itself holds (zebra holds its own copies,
+        and vtysh's merged config shows either)."""
+        return shared_lines(self.vtysh.command("show running-config", daemon="bgpd"))
 
     def stop(self, crash: bool = False) -> None:
         """Stop every daemon: SIGTERM, zebra last as FRR's own init script does (zebra removes
