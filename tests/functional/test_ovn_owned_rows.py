@@ -10,7 +10,7 @@ from ovn_frr.core.importer import diff_routes
 from ovn_frr.core.model import DesiredRoute
 from ovn_frr.lab import Lab, LabSpec, wait_for
 from ovn_frr.lab.nbwatch import RouteMonitor, StaticRouteCount
-from ovn_frr.ovn.bulk import BulkWriter, EarlierWriteLanded, RouterGone
+from ovn_frr.ovn.bulk import BulkWriter, EarlierWriteLanded, WriteResult
 
 
 def test_each_chassis_sweeps_only_its_own_rows(make_lab: Callable[[LabSpec], Lab]) -> None:
@@ -28,8 +28,8 @@ def test_each_chassis_sweeps_only_its_own_rows(make_lab: Callable[[LabSpec], Lab
                             DesiredRoute("r1", "203.0.113.0/24", "10.0.0.2", "p2")})  # fmt: skip
         created_a = a.new_rows(diff_routes(want_a, ()).add)
         created_b = b.new_rows(diff_routes(want_b, ()).add)
-        assert a.write(created_a, (), router) == (1, 0)
-        assert b.write(created_b, (), router) == (2, 0)
+        assert a.write(created_a, (), router) == WriteResult(1, 0)
+        assert b.write(created_b, (), router) == WriteResult(2, 0)
         wait_for(lambda: count.total() == 4, timeout=10, what="4 routes seen by the observer")
 
         # adoption: each sees exactly its own rows, by the UUIDs it created
@@ -44,7 +44,7 @@ def test_each_chassis_sweeps_only_its_own_rows(make_lab: Callable[[LabSpec], Lab
         # chassis A withdraws everything it has: B's rows and the operator's row stay
         removed = diff_routes(frozenset(), a.owned()[0].values()).delete
         assert {r.uuid for r in removed} == {r.uuid for r in created_a}
-        assert a.write((), removed, router) == (0, 1)
+        assert a.write((), removed, router) == WriteResult(0, 1)
         assert a.owned()[0] == {}
         assert (a.count_owned(), b.count_owned()) == (0, 2)
         assert set(b.owned()[0]) == {r.uuid for r in created_b}
@@ -81,7 +81,7 @@ def test_a_next_hop_change_is_one_transaction(make_lab: Callable[[LabSpec], Lab]
                 new = writer.new_rows(
                     [DesiredRoute("r1", p, f"10.0.0.{2 + i % 2}", "") for p in prefixes]
                 )
-                assert writer.write(new, rows, router) == (len(new), len(rows))
+                assert writer.write(new, rows, router) == WriteResult(len(new), len(rows))
                 rows = new
             wait_for(lambda: monitor.nexthops(prefixes[-1]) == {"10.0.0.3"}, timeout=10,
                      what="the last swap seen")  # fmt: skip
@@ -90,13 +90,11 @@ def test_a_next_hop_change_is_one_transaction(make_lab: Callable[[LabSpec], Lab]
             nb("lr-del", "r1")
             nb("lr-add", "r1")
             more = writer.new_rows([DesiredRoute("r1", "203.0.113.0/24", "10.0.0.1", "")])
-            with pytest.raises(RouterGone) as info:
-                writer.write(more, (), router)
-            assert info.value.names == ("r1",)
+            assert writer.write(more, (), router) == WriteResult(0, 0, frozenset(router.values()))
             assert writer.owned() == ({}, {})  # nothing landed anywhere
             router = {"r1": nb("--bare", "--columns=_uuid", "find", "Logical_Router", "name=r1")}
-            assert writer.write(more, (), router) == (1, 0)
-            assert writer.owned()[1] == router
+            assert writer.write(more, (), router) == WriteResult(1, 0)
+            assert writer.owned()[1] == {"r1": frozenset(router.values())}
         finally:
             writer.close()
 
@@ -128,10 +126,30 @@ def test_a_write_whose_answer_was_lost_is_never_doubled(
         lost = w.new_rows([DesiredRoute("r1", "203.0.113.0/24", "10.0.0.1", "")])
         w.unsure.append(lost[0].uuid)  # lost for real: never written
         retry = w.new_rows([DesiredRoute("r1", "203.0.113.0/24", "10.0.0.1", "")])
-        assert w.write(retry, (), router) == (1, 0)
+        assert w.write(retry, (), router) == WriteResult(1, 0)
         assert w.unsure == []
         assert {r.prefix for r in w.owned()[0].values()} == {"198.51.100.0/24",
                                                              "203.0.113.0/24"}  # fmt: skip
         assert w.count_owned() == 2
+    finally:
+        w.close()
+
+
+def test_rows_in_two_routers_of_one_name_are_read_and_unlinked_from_both(
+    make_lab: Callable[[LabSpec], Lab],
+) -> None:
+    lab = make_lab(LabSpec())
+    assert lab.ovn is not None
+    nb = lab.ovn.nbctl
+    first = nb("create", "Logical_Router", "name=r1")
+    second = nb("create", "Logical_Router", "name=r1")  # NB allows it; ovn-nbctl names do not
+    w = BulkWriter(lab.ovn.nb, "node1")
+    try:
+        for uuid, prefix in ((first, "198.51.100.0/24"), (second, "203.0.113.0/24")):
+            w.write(w.new_rows([DesiredRoute("r1", prefix, "10.0.0.1", "")]), (), {"r1": uuid})
+        rows, homes = w.owned()
+        assert homes == {"r1": frozenset({first, second})}
+        assert w.write((), list(rows.values()), {}, homes) == WriteResult(0, 2)
+        assert w.owned() == ({}, {})
     finally:
         w.close()

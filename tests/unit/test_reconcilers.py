@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 
 import pytest
@@ -20,7 +20,7 @@ from ovn_frr.fpm.netlink import NextHop, RouteMessage
 from ovn_frr.fpm.rib import Rib
 from ovn_frr.fpm.server import FpmCounters
 from ovn_frr.frr.diff import parse, paths
-from ovn_frr.ovn.bulk import RouterGone
+from ovn_frr.ovn.bulk import WriteResult
 from ovn_frr.ovn.db import OvnError
 from ovn_frr.reconcilers.advertise import AdvertiseReconciler, Networks
 from ovn_frr.reconcilers.base import Cell, Runner, Sample, Signal, TracePart
@@ -174,6 +174,7 @@ class FakeNb:
         self.rows: dict[str, OwnedRoute] = {}
         self.fail_writes = 0
         self.reads = 0
+        self.writes = 0
         self.down = False
         self._n = 0
         #: router name -> the UUID of its row (unknown routers: any UUID is taken)
@@ -184,12 +185,12 @@ class FakeNb:
             raise OvnError("OVN_Northbound transact: Connection refused")
         return len(self.rows)
 
-    def owned(self) -> tuple[dict[str, OwnedRoute], dict[str, str]]:
+    def owned(self) -> tuple[dict[str, OwnedRoute], dict[str, frozenset[str]]]:
         if self.down:
             raise OvnError("OVN_Northbound transact: Connection refused")
         self.reads += 1
-        return dict(self.rows), {r.router: self.homes[r.router] for r in self.rows.values()
-                                 if r.router in self.homes}  # fmt: skip
+        return dict(self.rows), {r.router: frozenset({self.homes[r.router]})
+                                 for r in self.rows.values() if r.router in self.homes}  # fmt: skip
 
     def replace_router(self, name: str, uuid: str) -> None:
         """The router deleted and created again: its rows went with the old one."""
@@ -204,29 +205,36 @@ class FakeNb:
         return out
 
     def write(
-        self, add: Sequence[OwnedRoute], delete: Sequence[OwnedRoute], routers: Mapping[str, str]
-    ) -> tuple[int, int]:
+        self,
+        add: Sequence[OwnedRoute],
+        delete: Sequence[OwnedRoute],
+        routers: Mapping[str, str],
+        homes: Mapping[str, Collection[str]] | None = None,
+    ) -> WriteResult:
+        self.writes += 1
         if self.fail_writes:
             self.fail_writes -= 1
             for row in add[: len(add) // 2]:  # part of it landed
                 self.rows[row.uuid] = row
             raise OvnError("OVN_Northbound transact: Connection reset by peer")
-        gone = sorted(
-            {
-                r.router
-                for r in [*add, *delete]
-                if r.router in self.homes and routers[r.router] != self.homes[r.router]
-            }
-        )
+
+        def live(name: str, uuid: str) -> bool:  # an unknown router takes any UUID
+            return name not in self.homes or self.homes[name] == uuid
+
+        gone: set[str] = set()
         for row in delete:
-            if row.router not in gone:
+            targets = set((homes or {}).get(row.router, ())) or {routers[row.router]}
+            gone.update(u for u in targets if not live(row.router, u))
+            if any(live(row.router, u) for u in targets):
                 self.rows.pop(row.uuid, None)
+        inserted = 0
         for row in add:
-            if row.router not in gone:
+            if live(row.router, routers[row.router]):
                 self.rows[row.uuid] = row
-        if gone:
-            raise RouterGone(gone)
-        return len(add), len(delete)
+                inserted += 1
+            else:
+                gone.add(routers[row.router])
+        return WriteResult(inserted, len(delete), frozenset(gone))
 
     def close(self) -> None:
         return None
@@ -320,20 +328,83 @@ def test_a_router_created_again_under_its_name_gets_its_routes_in_the_same_pass(
         await rec.step()  # one pass, not resync_s later
         await rec._write_landed()
         assert prefixes(nb) == ["198.51.100.0/24", "203.0.113.0/24"]
-        # the IDL lags behind NB: planned for the old row, the write finds it gone and the
-        # rows are read back and written again once the new row is known
+        # the IDL lags behind NB: planned for the old row, the write finds it gone; nothing is
+        # read back and nothing written through it again until the state shows the new row
         nb.replace_router("GR_node1", "uuid-c")
         rib.apply([route("192.0.2.0/24")], clock.now)
+        reads = nb.reads
         await rec.step()
         await rec._write_landed()
         assert prefixes(nb) == []
+        writes = nb.writes
+        rib.apply([route("192.0.2.128/25")], clock.now)  # more changes, the same state
+        await rec.step()
+        await rec._write_landed()
+        assert (nb.writes, nb.reads) == (writes, reads)
         state.publish(OvnState((replace(GR, uuid="uuid-c"),)))
         await rec.step()
         await rec._write_landed()
         await rec.close()
 
     asyncio.run(main())
-    assert prefixes(nb) == ["192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24"]
+    assert prefixes(nb) == ["192.0.2.0/24", "192.0.2.128/25", "198.51.100.0/24",
+                            "203.0.113.0/24"]  # fmt: skip
+
+
+GR2 = LogicalRouter.of(
+    "GR_node2", {"dynamic-routing": "true"},
+    (RouterPort.of("rtoe-GR_node2", (iface("10.255.0.1/24"),)),), pinned_here=True,
+    uuid="uuid-2",
+)  # fmt: skip
+
+
+def test_a_write_that_finds_one_router_gone_counts_what_it_wrote_to_the_others() -> None:
+    nb = FakeNb()
+    nb.homes.update({"GR_node1": "uuid-a", "GR_node2": "uuid-2"})
+    clock = Clock()
+    rec, rib, state = importer(nb, clock)
+    state.publish(OvnState((replace(GR, uuid="uuid-a"), GR2)))
+
+    async def main() -> None:
+        rib.connected(clock.now)
+        clock.now += 2.0
+        await rec.step()  # rows read: none
+        nb.replace_router("GR_node1", "uuid-b")  # the state still shows uuid-a
+        rib.apply([route("198.51.100.0/24")], clock.now)
+        await rec.step()
+        await rec._write_landed()
+        await rec.close()
+
+    asyncio.run(main())
+    assert {r.router for r in nb.rows.values()} == {"GR_node2"}
+    assert rec.added == 1  # GR_node2's row, though GR_node1's went nowhere
+    assert rec.status(clock.now)["imported"]["total"] == 1
+
+
+def test_two_routers_with_one_name_get_no_routes_and_lose_those_they_had() -> None:
+    nb = FakeNb()
+    nb.rows["old"] = OwnedRoute.of("old", "GR_node1", "192.0.2.0/24", "10.255.0.2",
+                                   "rtoe-GR_node1")  # fmt: skip
+    nb.homes["GR_node1"] = "uuid-a"
+    clock = Clock()
+    rec, rib, state = importer(nb, clock)
+    # a second router row named GR_node1 (ovn-nbctl refuses such a name: so does the import)
+    state.publish(OvnState((replace(GR, uuid="uuid-a"), replace(GR, uuid="uuid-x"))))
+
+    async def main() -> None:
+        rib.connected(clock.now)
+        rib.apply([route("198.51.100.0/24")], clock.now)
+        clock.now += 2.0
+        await rec.step()
+        await rec._write_landed()
+        await rec.step()
+        await rec._write_landed()
+        await rec.close()
+
+    asyncio.run(main())
+    assert prefixes(nb) == []
+    reasons = {r["reason"] for r in rec.status(clock.now)["rejected"]}
+    assert reasons == {"ambiguous"}
 
 
 def test_import_with_nb_down_raises_for_the_runner_to_back_off() -> None:

@@ -44,9 +44,16 @@ def learning_routers(
     (malformed options are reported by the OVN state itself)."""
     out: dict[str, tuple[LogicalRouter, int]] = {}
     problems: list[Rejection] = []
+    names = Counter(r.name for r in state.routers)
     for r in state.routers:
         routing = r.routing
         if not routing.learns or not r.gateway_here:
+            continue
+        if names[r.name] > 1:  # as ovn-nbctl, which refuses a name that is not unique
+            problems.append(Rejection(r.name, "*", "ambiguous",
+                                      f"{names[r.name]} Logical_Router rows are named "
+                                      f"{r.name!r}: routes go into none of them (rename "
+                                      "one)"))  # fmt: skip
             continue
         if not routing.vrf:
             table = MAIN_TABLE
@@ -385,11 +392,12 @@ class OwnedRows:
     operations (100k routes: a few ms) instead of a loop over every row. Mutable, not shared."""
 
     def __init__(
-        self, rows: Iterable[OwnedRoute] = (), homes: Mapping[str, str] | None = None
+        self, rows: Iterable[OwnedRoute] = (), homes: Mapping[str, Iterable[str]] | None = None
     ) -> None:
-        #: router name -> the UUID of the router row these rows are in (a router deleted
-        #: and created again under its name is another row: the rows went with the old one)
-        self.homes: dict[str, str] = dict(homes or {})
+        #: router name -> the UUIDs of the router rows these rows are in: one, unless two
+        #: routers share the name (a router deleted and created again under its name is
+        #: another row: the rows went with the old one)
+        self.homes: dict[str, set[str]] = {n: set(h) for n, h in (homes or {}).items()}
         self._by_uuid: dict[str, OwnedRoute] = {}
         self._by_route: dict[DesiredRoute, OwnedRoute] = {}
         #: rows that route the same as another one (left by an interrupted write, say): extra

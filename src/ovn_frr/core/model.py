@@ -103,7 +103,8 @@ class OwnedRoute:
 class Rejection:
     router: str
     prefix: str
-    reason: str  # hijack | default-route | max-prefix | unresolvable-nexthop | not-unicast | vrf
+    #: hijack | default-route | max-prefix | unresolvable-nexthop | not-unicast | vrf | ambiguous
+    reason: str
     detail: str
 
 

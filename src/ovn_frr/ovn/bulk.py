@@ -29,7 +29,8 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ovn_frr.core.model import DesiredRoute, OwnedRoute
@@ -87,9 +88,10 @@ class BulkWriter:
         ])  # fmt: skip
         return int(result["count"])
 
-    def owned(self) -> tuple[dict[str, OwnedRoute], dict[str, str]]:
+    def owned(self) -> tuple[dict[str, OwnedRoute], dict[str, frozenset[str]]]:
         """Every route row carrying this chassis' marker, by UUID, with its router; and the
-        UUID of each router (by name) that holds such rows."""
+        UUIDs of the router rows (by name) that hold such rows: one, unless two routers share
+        a name."""
         rows, routers = self._call([
             {"op": "select", "table": LRSR,
              "where": [["external_ids", "includes", ["map", [[MARK, self.chassis]]]]],
@@ -102,12 +104,12 @@ class BulkWriter:
             for ref in atoms(lr["static_routes"]):
                 router_of[ref[1]] = (lr["name"], lr["_uuid"][1])
         out = {}
-        homes = {}
+        homes: dict[str, set[str]] = {}
         for row in rows["rows"]:
             uuid = row["_uuid"][1]
             if uuid in router_of:
                 name, home = router_of[uuid]
-                homes[name] = home
+                homes.setdefault(name, set()).add(home)
                 port = atoms(row["output_port"])
                 if uuid in self.unsure:
                     self.unsure.remove(uuid)  # it landed, and is known now
@@ -118,7 +120,7 @@ class BulkWriter:
                     sys.intern(row["nexthop"]),
                     sys.intern(port[0]) if port else None,
                 )
-        return out, homes
+        return out, {name: frozenset(h) for name, h in homes.items()}
 
     @staticmethod
     def new_rows(routes: Sequence[DesiredRoute]) -> list[OwnedRoute]:
@@ -132,36 +134,56 @@ class BulkWriter:
         add: Sequence[OwnedRoute],
         delete: Sequence[OwnedRoute],
         routers: Mapping[str, str],
-    ) -> tuple[int, int]:
-        """Unlink ``delete`` and insert ``add`` (from :meth:`new_rows`); ``routers`` maps
-        router name -> row UUID, rows of routers not in it are skipped (the router is gone,
-        and its routes with it). Returns the numbers of rows inserted and unlinked.
+        homes: Mapping[str, Collection[str]] | None = None,
+    ) -> WriteResult:
+        """Unlink ``delete`` and insert ``add`` (from :meth:`new_rows`). ``routers``: router
+        name -> the row ``add`` goes into; ``homes``: router name -> the rows ``delete`` may
+        be in (unlinking a route from a router that does not hold it changes nothing; default:
+        the row of ``routers``). A name in neither is skipped.
 
         Each router's change is one transaction (beyond ``chunk`` rows, several, each with
         whole prefixes): a prefix whose next hop changes is never seen without a row. A
         router row that is no longer there (deleted, or deleted and created again under the
-        same name: another UUID) raises :class:`RouterGone` once the other routers' changes
-        are written; rows inserted for it went nowhere (unreferenced rows are collected)."""
+        same name: another UUID) is reported in the result; what was to be inserted through it
+        went nowhere (unreferenced rows are collected), what was to be unlinked went with it."""
         removed = inserted = 0
-        gone = []
+        gone: set[str] = set()
         dels = _by_router(delete)
         adds = _by_router(add)
         for name in sorted(dels.keys() | adds.keys()):
-            if name not in routers:
+            into = routers.get(name)
+            held = set(homes.get(name, ()) if homes is not None else ())
+            if not held and into is not None:
+                held = {into}
+            if into is None and not held:
                 continue
             for old, new in _chunks(dels.get(name, []), adds.get(name, []), self.chunk):
-                ops = ([_unlink(routers[name], [r.uuid for r in old])] if old else []) + (
-                    _insert(routers[name], new, self.chassis) if new else []
-                )
-                results = self._write(ops, new[0].uuid if new else None)
-                if any(r.get("count") == 0 for r in results if "count" in r):
-                    gone.append(name)
-                    break
+                targets = sorted(held - gone) if old else []
+                ops = [_unlink(u, [r.uuid for r in old]) for u in targets]
+                target = into if new and into not in gone else None
+                if target is not None:
+                    ops += _insert(target, new, self.chassis)
+                if not ops:
+                    removed += len(old)  # their routers are gone, and they with them
+                    continue
+                results = self._write(ops, new[0].uuid if target is not None else None)
+                # a mutate that matched no router row: that router is gone
+                mutated = [*targets, *([target] if target is not None else [])]
+                counts = [r["count"] for r in results if "count" in r]
+                gone.update(u for u, n in zip(mutated, counts, strict=True) if n == 0)
                 removed += len(old)
-                inserted += len(new)
-        if gone:
-            raise RouterGone(gone)
-        return inserted, removed
+                if target is not None and target not in gone:
+                    inserted += len(new)
+        return WriteResult(inserted, removed, frozenset(gone))
+
+
+@dataclass(frozen=True, slots=True)
+class WriteResult:
+    #: rows inserted, and rows unlinked (or gone with their router)
+    inserted: int
+    removed: int
+    #: router rows (UUIDs) found gone: nothing was inserted through them
+    gone: frozenset[str] = frozenset()
 
 
 class EarlierWriteLanded(OvnError):
@@ -170,14 +192,6 @@ class EarlierWriteLanded(OvnError):
     def __init__(self, uuid: str) -> None:
         super().__init__(f"a write whose answer was lost did land (row {uuid}): "
                          "read the rows back")  # fmt: skip
-
-
-class RouterGone(OvnError):
-    """Routers whose row (by UUID) is not in NB any more: written nothing."""
-
-    def __init__(self, names: Sequence[str]) -> None:
-        super().__init__(f"router(s) {', '.join(names)} no longer in NB (deleted or re-created)")
-        self.names = tuple(names)
 
 
 def _chunks(

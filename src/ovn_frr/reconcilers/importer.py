@@ -18,7 +18,7 @@ import asyncio
 import logging
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict, replace
 from typing import Any, Protocol
 
@@ -36,7 +36,7 @@ from ovn_frr.core.ovn import OvnState
 from ovn_frr.core.vrf import Type5Hops
 from ovn_frr.fpm.rib import Rib
 from ovn_frr.fpm.server import FpmCounters
-from ovn_frr.ovn.bulk import EarlierWriteLanded
+from ovn_frr.ovn.bulk import EarlierWriteLanded, WriteResult
 from ovn_frr.reconcilers.base import LIST_LIMIT, Cell, Sample, Signal, TracePart, Worker
 
 log = logging.getLogger(__name__)
@@ -51,13 +51,17 @@ class RouteWriter(Protocol):
 
     def count_owned(self) -> int: ...
 
-    def owned(self) -> tuple[dict[str, OwnedRoute], dict[str, str]]: ...
+    def owned(self) -> tuple[dict[str, OwnedRoute], dict[str, frozenset[str]]]: ...
 
     def new_rows(self, routes: Sequence[DesiredRoute]) -> list[OwnedRoute]: ...
 
     def write(
-        self, add: Sequence[OwnedRoute], delete: Sequence[OwnedRoute], routers: Mapping[str, str]
-    ) -> tuple[int, int]: ...
+        self,
+        add: Sequence[OwnedRoute],
+        delete: Sequence[OwnedRoute],
+        routers: Mapping[str, str],
+        homes: Mapping[str, Collection[str]] | None = None,
+    ) -> WriteResult: ...
 
     def close(self) -> None: ...
 
@@ -115,6 +119,12 @@ class ImportReconciler:
         #: router -> the VRF it learns from ("default" for the default VRF)
         self.vrfs: dict[str, str] = {}
         self._reported: dict[tuple[str, str], frozenset[str]] = {}
+        #: router rows a write found gone, while the OVN state still shows them
+        self._gone: set[str] = set()
+        #: rows in a router row that is not (or no longer) the one of their router's name,
+        #: to unlink from there in the next write (what they are in, by name)
+        self._stale: list[OwnedRoute] = []
+        self._stale_homes: dict[str, frozenset[str]] = {}
 
     # --- the step ------------------------------------------------------------------------------
 
@@ -134,22 +144,15 @@ class ImportReconciler:
         policy = replace(self.policy, ifnames=dict(self.ifnames()), vrf_tables=vrfs,
                          l3vni_svis=t5.svis, host_addrs=t5.host_addrs)  # fmt: skip
         owned = await self._resync_owned()
-        routers = {r.name: r.uuid for r in state.routers}
-        for name in list(owned.routers()):
-            home = owned.homes.get(name)
-            if name not in routers or (home is not None and home != routers[name]):
-                if name in routers:
-                    log.info("ovn_router_replaced router=%s rows=%d (written again)", name,
-                             owned.routers()[name])  # fmt: skip
-                for row in owned.of_router(name):
-                    owned.remove(row.uuid)  # the router is gone, its routes with it
-                owned.homes.pop(name, None)
+        routers = self._routers(state, owned)
         version = self.ovn.version
         t1 = self.clock()
         plan, diff = await self.cpu(self._plan, state, rib, policy, owned)
         t2 = self.clock()
         self._plan_s = t2 - t0
         self._planned_version = version
+        if self._stale:
+            diff = RouteDiff(diff.add, (*diff.delete, *self._stale))
         if diff and not await self._dispatch(diff, owned, routers, (t1 - t0, t2 - t1)):
             return self.clock()  # the write before it failed: read the rows back first
         self._record(plan)
@@ -157,6 +160,34 @@ class ImportReconciler:
                      if r.name in plan.routers}  # fmt: skip
         due = [t for t in (next_due, self._resync_at) if t is not None]
         return min(due)
+
+    def _routers(self, state: OvnState, owned: OwnedRows) -> dict[str, str]:
+        """Router name -> the row routes go into: the names one row of the state has, but
+        rows a write found gone (the IDL lags behind NB: not written through again before the
+        state shows another). The rows of a name whose routes sit in another row than that
+        (the router deleted and created again under its name, or a name two rows shared) are
+        planned again from nothing: the next write unlinks them from where they are (gone
+        with their router, most of the time) and inserts them into the router's row."""
+        rows: dict[str, list[str]] = defaultdict(list)
+        for r in state.routers:
+            rows[r.name].append(r.uuid)
+        self._gone &= {u for us in rows.values() for u in us}  # the state caught up
+        routers = {n: us[0] for n, us in rows.items() if len(us) == 1 and us[0] not in self._gone}
+        counts = owned.routers()
+        for name in [n for n in owned.homes if not counts.get(n)]:
+            del owned.homes[name]
+        for name, homes in list(owned.homes.items()):
+            into = routers.get(name)
+            if into is None or homes == {into}:
+                continue
+            stale = owned.of_router(name)
+            log.info("ovn_router_replaced router=%s rows=%d (written again)", name, len(stale))
+            for row in stale:
+                owned.remove(row.uuid)
+            self._stale.extend(stale)
+            self._stale_homes[name] = self._stale_homes.get(name, frozenset()) | homes
+            del owned.homes[name]
+        return routers
 
     def _plan(
         self, state: OvnState, rib: Any, policy: ImportPolicy, owned: OwnedRows
@@ -182,12 +213,20 @@ class ImportReconciler:
         if self._owned is not owned:
             return False
         add = self.writer.new_rows([r for r in diff.add if r.router in routers])
+        if not add and not diff.delete:
+            return True  # only routes for routers not written through now
+        names = {r.router for r in (*add, *diff.delete)}
+        homes = {n: frozenset(owned.homes.get(n, ())) | self._stale_homes.get(n, frozenset())
+                 for n in names}  # fmt: skip
+        self._stale, self._stale_homes = [], {}
         for row in diff.delete:
             owned.remove(row.uuid)
         for row in add:
             owned.add(row)
-            owned.homes[row.router] = routers[row.router]
-        self._writing = asyncio.ensure_future(self._write(add, diff.delete, routers, timings))
+            owned.homes.setdefault(row.router, set()).add(routers[row.router])
+        self._writing = asyncio.ensure_future(
+            self._write(add, diff.delete, routers, homes, timings)
+        )
         self._write_eta = self.clock() + (len(add) + len(diff.delete)) * self._write_s_per_row
         return True
 
@@ -207,11 +246,12 @@ class ImportReconciler:
         add: list[OwnedRoute],
         delete: tuple[OwnedRoute, ...],
         routers: dict[str, str],
+        homes: Mapping[str, frozenset[str]],
         timings: tuple[float, float],
     ) -> None:
         started = self.clock()
         try:
-            inserted, removed = await self.io(self.writer.write, add, delete, routers)
+            result = await self.io(self.writer.write, add, delete, routers, homes)
         except EarlierWriteLanded as exc:  # expected after a lost answer (a leader died)
             self._owned = None
             log.warning("ovn_write_aborted reason=%s", exc)
@@ -222,8 +262,11 @@ class ImportReconciler:
             log.error("ovn_write_failed error=%s (reading the rows back)", exc)
             self._retry.notify()
             return
+        inserted, removed = result.inserted, result.removed
         self.added += inserted
         self.deleted += removed
+        if result.gone:
+            self._routers_gone(result.gone, routers)
         if inserted + removed >= 1000:  # small writes are mostly fixed cost
             per_row = (self.clock() - started) / (inserted + removed)
             self._write_s_per_row = (self._write_s_per_row + per_row) / 2
@@ -231,6 +274,27 @@ class ImportReconciler:
             "ovn_routes_written added=%d deleted=%d snapshot_ms=%.0f plan_ms=%.0f write_ms=%.0f",
             inserted, removed, timings[0] * 1e3, timings[1] * 1e3, (self.clock() - started) * 1e3,
         )  # fmt: skip
+
+    def _routers_gone(self, gone: frozenset[str], routers: Mapping[str, str]) -> None:
+        """A write found router rows gone (deleted, or the name's row is another now): what
+        was inserted through them went nowhere and what they held went with them. Nothing is
+        written through them again before the OVN state shows another row for the name (no
+        read of the rows back, no retry: the state's change wakes this pipeline)."""
+        self._gone |= gone
+        owned = self._owned
+        if owned is None:
+            return
+        for name, homes in list(owned.homes.items()):
+            if not homes & gone:
+                continue
+            homes.difference_update(gone)
+            if routers.get(name) in gone or not homes:
+                rows = owned.of_router(name)
+                for row in rows:
+                    owned.remove(row.uuid)
+                owned.homes.pop(name, None)
+                log.info("ovn_router_gone router=%s rows=%d (until OVN shows its new row)",
+                         name, len(rows))  # fmt: skip
 
     async def _write_landed(self) -> None:
         """Wait for the write in flight, if any (its failure is handled by ``_write``)."""
@@ -259,6 +323,7 @@ class ImportReconciler:
         await self._write_landed()
         rows, homes = await self.io(self.writer.owned)
         self._owned = OwnedRows(rows.values(), homes)
+        self._stale, self._stale_homes = [], {}  # where they are is read again
         self._resync_at = self.clock() + self.resync_s
         log.info("ovn_owned_routes_read rows=%d ms=%.0f", len(self._owned),
                  (self.clock() - started) * 1e3)  # fmt: skip
