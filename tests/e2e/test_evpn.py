@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -50,6 +49,12 @@ def _updates_at(lab: EvpnLab, member: str) -> int:
     out = json.loads(run(["vtysh", "--vty_socket", str(lab.lab.frr[member].rundir), "-c",
                           "show bgp neighbors json"], netns=lab.lab.netns(member)))  # fmt: skip
     return sum(int(n["messageStats"]["updatesRecv"]) for n in out.values())
+
+
+def _sent_by_tor1(lab: EvpnLab, to: str) -> tuple[int, int]:
+    """UPDATE messages tor1 sent ``to``, and the depth of its output queue toward it."""
+    stats = lab.lab.frr["tor1"].show("show bgp neighbors json")[to]["messageStats"]
+    return int(stats["updatesSent"]), int(stats["depthOutq"])
 
 
 def test_type2_and_type3_both_ways_and_ping(ev: EvpnLab) -> None:
@@ -174,6 +179,8 @@ def test_frr_restart_withdraws_nothing(ev: EvpnLab) -> None:
     session = ev.lab.frr["tor1"].graceful_restart(node1)
     assert (session["mode"], session["f_bit"]) == ("Restart", True), session
     updates = _updates_at(ev, "vtep1")
+    vtep1 = str(ev.lab.link("tor1", "vtep1").peer_v4)
+    sent, _queued = _sent_by_tor1(ev, vtep1)
     ev.lab.frr["node1"].restart()
 
     def back() -> bool:
@@ -181,10 +188,17 @@ def test_frr_restart_withdraws_nothing(ev: EvpnLab) -> None:
         return now["connections"] > session["connections"] and bool(now["eor"].get("l2VpnEvpn"))
 
     wait_for(back, timeout=60, what="node1's session back at tor1, with its End-of-RIB")
-    # node1's routes came before its End-of-RIB, and tor1 sweeps what stayed stale at it:
-    # anything tor1 would withdraw or send again leaves for vtep1 within moments of it
-    # (advertisement-interval 0), well inside this
-    time.sleep(3)
+
+    def delivered() -> bool:
+        # node1's routes came before its End-of-RIB, on which tor1 swept what stayed stale
+        # (none is left), and every UPDATE tor1 has sent vtep1 since (withdrawals, routes
+        # sent again: none, if all went well) reached it
+        table = ev.lab.frr["tor1"].vtysh.command("show bgp l2vpn evpn route json")
+        stale = '"stale":true' in table.replace(" ", "")
+        now, queued = _sent_by_tor1(ev, vtep1)
+        return not stale and queued == 0 and now - sent == _updates_at(ev, "vtep1") - updates
+
+    wait_for(delivered, timeout=30, what="tor1's updates to vtep1 delivered")
     assert ev.remote_vtep_of("vtep1", VM1.mac) == NODE1
     assert _status(ev, "node1")["evpn"]["entries_written"] == before
     wait_for(lambda: ev.ping("host1", VM1.ip), timeout=30, what="ping after FRR restart")

@@ -3,42 +3,76 @@
 from __future__ import annotations
 
 import asyncio
+import heapq
+import itertools
+from collections.abc import Callable
 
-from ovn_frr.kernel.monitor import Burst, KernelMonitor
+import pytest
+
+from ovn_frr.kernel.monitor import Burst, Handle, KernelMonitor
+
+
+class FakeTimers:
+    """A clock that moves only when told, and the timers due by then (in order)."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self._due: list[tuple[float, int, Callable[[], None], list[bool]]] = []
+        self._n = 0
+
+    def time(self) -> float:
+        return self.now
+
+    def call_at(self, when: float, callback: Callable[[], None]) -> Handle:
+        cancelled = [False]
+        self._n += 1
+        heapq.heappush(self._due, (when, self._n, callback, cancelled))
+        return _Handle(cancelled)
+
+    def advance(self, seconds: float) -> None:
+        end = self.now + seconds
+        while self._due and self._due[0][0] <= end:
+            when, _n, callback, cancelled = heapq.heappop(self._due)
+            self.now = max(self.now, when)
+            if not cancelled[0]:
+                callback()
+        self.now = end
+
+
+class _Handle:
+    def __init__(self, cancelled: list[bool]) -> None:
+        self._cancelled = cancelled
+
+    def cancel(self) -> None:
+        self._cancelled[0] = True
 
 
 def test_a_burst_wakes_once_and_a_lone_change_at_once() -> None:
-    async def scenario() -> list[int]:
-        woken: list[int] = []
-        burst = Burst(lambda: woken.append(len(woken)), quiet=0.01, longest=10.0)
-        for _ in range(1000):  # zebra writing 1000 entries, one line each
-            burst.poke()
-            await asyncio.sleep(0)
-        await asyncio.sleep(0.1)
-        counts = [len(woken)]
-        burst.poke()  # a lone change later
-        await asyncio.sleep(0.1)
-        counts.append(len(woken))
-        return counts
-
-    assert asyncio.run(scenario()) == [1, 2]
+    timers = FakeTimers()
+    woken: list[float] = []
+    burst = Burst(lambda: woken.append(timers.now), quiet=0.01, longest=10.0, timers=timers)
+    for _ in range(1000):  # zebra writing 1000 entries, one line each, 10 µs apart
+        burst.poke()
+        timers.advance(1e-5)
+    timers.advance(0.1)
+    assert woken == [pytest.approx(0.01 + 0.01, abs=1e-3)]  # once, 10 ms after the last line
+    at = timers.now
+    burst.poke()  # a lone change later: 10 ms after it
+    timers.advance(0.1)
+    assert woken[1:] == [pytest.approx(at + 0.01, abs=1e-3)]
 
 
 def test_a_steady_stream_still_wakes() -> None:
     """Changes that never pause wake the pipeline every ``longest``."""
-
-    async def scenario() -> int:
-        woken: list[None] = []
-        burst = Burst(lambda: woken.append(None), quiet=0.05, longest=0.1)
-        loop = asyncio.get_running_loop()
-        end = loop.time() + 0.55
-        while loop.time() < end:
-            burst.poke()
-            await asyncio.sleep(0.005)
-        burst.cancel()
-        return len(woken)
-
-    assert asyncio.run(scenario()) >= 2  # about 5; never starved until the stream ends
+    timers = FakeTimers()
+    woken: list[float] = []
+    burst = Burst(lambda: woken.append(timers.now), quiet=0.05, longest=0.1, timers=timers)
+    for _ in range(110):  # a change every 5 ms for 0.55 s
+        burst.poke()
+        timers.advance(0.005)
+    burst.cancel()
+    assert len(woken) == 5  # every 0.1 s: never starved until the stream ends
+    assert all(b - a == pytest.approx(0.1, abs=0.006) for a, b in itertools.pairwise(woken))
 
 
 def test_a_chunk_wakes_only_for_the_watched_devices() -> None:
@@ -93,28 +127,32 @@ def test_each_change_is_counted_and_a_loss_wakes_the_answers_later() -> None:
             self.stdout.feed_eof()
             self.stderr = self.stdout
 
-    async def scenario() -> tuple[int, int, int, int, int]:
+    timers = FakeTimers()
+
+    async def scenario() -> tuple[int, int, int, int, int, int]:
         answers: list[None] = []
         touches: list[None] = []
         m = KernelMonitor(lambda: None, lambda: answers.append(None),
                           lambda: frozenset({"br-100", "lo-100"}),
                           lambda: frozenset({"br-100"}),
-                          touched=lambda: touches.append(None))  # fmt: skip
+                          touched=lambda: touches.append(None), timers=timers)  # fmt: skip
         m._closing = True
         line = b"10.64.0.5 dev br-100 lladdr 0a:00:00:00:00:05 extern_learn NOARP\n"
         await m._drain(Proc(line), neigh=True)  # type: ignore[arg-type]
         await m._drain(Proc(b"0a:01:00:00:00:01 dev eth9 master br9\n"), neigh=False)  # type: ignore[arg-type]
         counted = m.events
-        await asyncio.sleep(0.1)
+        timers.advance(0.1)
         soon = len(answers)
         await m._lost(Proc(b"netlink receive error No buffer space available (105)\n"),  # type: ignore[arg-type]
                       neigh=True)  # fmt: skip
-        await asyncio.sleep(0.1)
+        timers.advance(0.1)
         early = len(answers)
+        timers.advance(0.5)
+        late = len(answers)
         await m.close()
-        return counted, soon, early, m.events, len(touches)
+        return counted, soon, early, late, m.events, len(touches)
 
     # one change counted (the other device is not watched), the answers woken once; the loss
-    # counted, its wake-up of the answers not due yet 0.1 s after; both touched the answers
-    # at once (what holds back deletions while zebra removes)
-    assert asyncio.run(scenario()) == (1, 1, 1, 2, 2)
+    # counted, its wake-up of the answers not due yet 0.1 s after, due 0.5 s after; both
+    # touched the answers at once (what holds back deletions while zebra removes)
+    assert asyncio.run(scenario()) == (1, 1, 1, 2, 2, 2)

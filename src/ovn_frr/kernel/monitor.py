@@ -21,6 +21,7 @@ import contextlib
 import logging
 import re
 from collections.abc import Callable, Container
+from typing import Protocol
 
 log = logging.getLogger(__name__)
 
@@ -37,9 +38,21 @@ PASS_MAX_S = 2.0
 LOST_QUIET_S = 0.5
 
 
+class Handle(Protocol):
+    def cancel(self) -> None: ...
+
+
+class Timers(Protocol):
+    """The clock and timers a :class:`Burst` runs on: the event loop's, or a test's."""
+
+    def time(self) -> float: ...
+
+    def call_at(self, when: float, callback: Callable[[], None]) -> Handle: ...
+
+
 class Burst:
     """Calls ``notify`` once per burst of :meth:`poke` calls: ``quiet`` after the last one,
-    at most ``longest`` after the first (on the running event loop)."""
+    at most ``longest`` after the first (on ``timers``; default: the running event loop)."""
 
     def __init__(
         self,
@@ -47,20 +60,25 @@ class Burst:
         quiet: float = QUIET_S,
         longest: float = BURST_MAX_S,
         name: str = "",
+        timers: Timers | None = None,
     ) -> None:
         self._notify = notify
         self.quiet = quiet
         self.longest = longest
         #: for the debug line of each burst (what started it, how many pokes, how long)
         self.name = name
+        self._timers = timers
         self._first: float | None = None
         self._last = 0.0
         self._pokes = 0
         self._why = b""
-        self._timer: asyncio.TimerHandle | None = None
+        self._timer: Handle | None = None
+
+    def _loop(self) -> Timers:
+        return self._timers or asyncio.get_running_loop()
 
     def poke(self, why: bytes = b"") -> None:
-        loop = asyncio.get_running_loop()
+        loop = self._loop()
         self._last = loop.time()
         self._pokes += 1
         if self._first is None:
@@ -69,7 +87,7 @@ class Burst:
             self._timer = loop.call_at(self._last + self.quiet, self._check)
 
     def _check(self) -> None:
-        loop = asyncio.get_running_loop()
+        loop = self._loop()
         assert self._first is not None
         now = loop.time()
         due = min(self._last + self.quiet, self._first + self.longest)
@@ -108,14 +126,15 @@ class KernelMonitor:
         bridges: Callable[[], frozenset[str]],
         answered: Callable[[], Container[str]] = frozenset,
         touched: Callable[[], None] = lambda: None,
+        timers: Timers | None = None,
     ) -> None:
-        self._pass = Burst(changed, PASS_QUIET_S, PASS_MAX_S, "pass")
-        self._answers = Burst(answers, name="answers")
+        self._pass = Burst(changed, PASS_QUIET_S, PASS_MAX_S, "pass", timers)
+        self._answers = Burst(answers, name="answers", timers=timers)
         #: events the neighbour monitor lost wake the answers 0.5 s after the last loss (2 s
         #: at most), not 10 ms: the burst that overflowed it is likely still going on
         #: (ovn-frr's own 10k deletions, zebra's installs), and the lines it does show of
         #: remote IPs wake them at once
-        self._answers_lost = Burst(answers, LOST_QUIET_S, PASS_MAX_S, "answers-lost")
+        self._answers_lost = Burst(answers, LOST_QUIET_S, PASS_MAX_S, "answers-lost", timers)
         self._devices = devices
         self._bridges = bridges
         self._answered = answered
