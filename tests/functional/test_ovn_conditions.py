@@ -285,3 +285,29 @@ def test_a_changed_port_is_read_anew(central: OvnCentral) -> None:
                 if p.name == "pod1-2"] == [True]  # fmt: skip
     finally:
         w.reader.close()
+
+
+def test_a_distributed_router_goes_with_its_last_local_port(central: OvnCentral) -> None:
+    """A distributed router announced in full brings the switches behind it; once no port is
+    bound here any more, nothing roots it here: the router and its switches go (they kept
+    each other reached before: its switch was there because the router was)."""
+    nb = central.nbctl
+    nb("lr-add", "dist", "--", "set", "Logical_Router", "dist", *ON,
+       "options:dynamic-routing-redistribute=connected")  # fmt: skip
+    for i, sw in enumerate(("a", "b"), start=1):
+        nb("lrp-add", "dist", f"dist-{sw}", f"0a:00:00:05:00:0{i}", f"10.55.{i}.1/24", "--",
+           "ls-add", f"sw-{sw}", "--", "lsp-add", f"sw-{sw}", f"sw-{sw}-r", "--",
+           "lsp-set-type", f"sw-{sw}-r", "router", "--", "lsp-set-addresses", f"sw-{sw}-r",
+           "router", "--", "lsp-set-options", f"sw-{sw}-r", f"router-port=dist-{sw}")  # fmt: skip
+    nb("lsp-add", "sw-a", "vm-a", "--", "lsp-set-addresses", "vm-a", "0a:00:00:05:01:01 10.55.1.5")
+    bind(central, "vm-a", "ch1")
+    w = Watched(central, "ch1")
+    try:
+        w.state(lambda s: "dist" in {r.name for r in s.routers})
+        assert {"sw-a", "sw-b"} <= w.rows("nb", "Logical_Switch")
+        central.sbctl("lsp-unbind", "vm-a")
+        s = w.state(lambda s: "dist" not in {r.name for r in s.routers})
+        assert not {"sw-a", "sw-b"} & w.rows("nb", "Logical_Switch")
+        assert not {"dist-a", "dist-b"} & {p.name for r in s.routers for p in r.ports}
+    finally:
+        w.reader.close()

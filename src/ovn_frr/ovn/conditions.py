@@ -36,7 +36,7 @@ a few round trips at start, one for each later step of the chain).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ovn_frr.core.ovn import OPT_ENABLED, OPT_LOCAL_ONLY, OPT_REDISTRIBUTE
@@ -122,21 +122,19 @@ def nb(
     idl: Any, chassis: str, bound: frozenset[str], lsp_of: Callable[[Any], LspView] = lsp_view
 ) -> Conditions:
     """NB rows that concern this chassis, given the logical ports bound on it (from SB).
-    ``lsp_of``: the view of a switch port row (made once per row change by the reader)."""
+    ``lsp_of``: the view of a switch port row (made once per row change by the reader).
+
+    What is reached is found anew from this chassis' own roots (the ports bound here, its
+    gateway ports, the router pinned here) through the rows received, to the least fixed
+    point: a router reached only through a switch that is there because that router is
+    announced in full (a distributed router whose last local port went) is not reached any
+    more, and its rows go."""
     t = idl.tables
     lsps = [lsp_of(p) for p in t["Logical_Switch_Port"].rows.values()]
+    by_uuid = {v.uuid: v for v in lsps}
     lrps = {str(r.uuid): r for r in t["Logical_Router_Port"].rows.values()}
     switches = list(t["Logical_Switch"].rows.values())
     bound_lsps = {p.uuid for p in lsps if p.name in bound}
-    # the local switches, all their ports and load balancers
-    wanted_lsps: set[str] = set()
-    lbs: set[str] = set()
-    lb_groups: set[str] = set()
-    local_switches: set[str] = set()
-    _switches_holding(switches, bound_lsps, wanted_lsps, lbs, lb_groups, local_switches)
-    # routers are reached through any switch received (local, or behind a router announced
-    # in full), as ovn-controller follows patch ports from its local datapaths
-    peers = {r for p in lsps if p.type == "router" and (r := p.router_port) is not None}
     gateways = {name[3:] for name in bound if name.startswith("cr-")}
     # gateway ports this chassis may host (a gateway chassis or HA group member): their
     # routers are here already when the gateway fails over to this chassis
@@ -146,37 +144,41 @@ def nb(
     standby = {u for u, r in lrps.items()
                if standby_gwc.intersection(_refs(r, "gateway_chassis"))
                or groups.intersection(_refs(r, "ha_chassis_group"))}  # fmt: skip
-    local_lrps = [u for u, r in lrps.items() if r.name in peers | gateways] + sorted(standby)
-    routers = [_pinned(chassis), *_holding("ports", local_lrps)]
-    # the routers' own rows, and, announced in full, what is behind them
+    # the local switches (a port bound here), then, round by round, the routers reached
+    # through them and the switches behind the routers announced in full here
+    wanted_lsps: set[str] = set()
+    lbs: set[str] = set()
+    lb_groups: set[str] = set()
+    local_switches: set[str] = set()
+    _switches_holding(switches, bound_lsps, wanted_lsps, lbs, lb_groups, local_switches)
+    full_peers: set[str] = set()
+    while True:
+        # routers are reached through the switches reached, as ovn-controller follows patch
+        # ports from its local datapaths
+        peers = {r for u in wanted_lsps if (v := by_uuid.get(u)) is not None
+                 and v.type == "router" and (r := v.router_port) is not None}  # fmt: skip
+        local_lrps = sorted({u for u, r in lrps.items() if r.name in peers | gateways} | standby)
+        reached = _reached(t["Logical_Router"].rows.values(), chassis, set(local_lrps))
+        full_names = _full(reached, lrps, chassis, gateways, standby)
+        more = {p.uuid for p in lsps if p.type == "router" and p.router_port in full_names}
+        if more <= full_peers:
+            break
+        full_peers |= more
+        _switches_holding(switches, full_peers, wanted_lsps, lbs, lb_groups, local_switches)
+    # every router reached: its networks, NATs and VIPs (the import's hijack guard)
     wanted_lrps: set[str] = set()
     nats: set[str] = set()
-    full_names: set[str] = set()
-    statics = False
-    for lr in t["Logical_Router"].rows.values():
-        options = lr.options
-        if options.get("chassis", chassis) != chassis:
-            continue  # a gateway router of another chassis, reached through a shared switch
-        # every router reached: its networks, NATs and VIPs (the import's hijack guard)
-        ports = _refs(lr, "ports")
-        wanted_lrps.update(ports)
+    for lr in reached:
+        wanted_lrps.update(_refs(lr, "ports"))
         nats.update(_refs(lr, "nat"))
         lbs.update(_refs(lr, "load_balancer"))
         lb_groups.update(_refs(lr, "load_balancer_group"))
-        if not _true(options, OPT_ENABLED):
-            continue
-        mine = [lrps[u] for u in ports if u in lrps]
-        # a gateway here, or one it may host: a standby has what it needs before a failover
-        gateway_here = options.get("chassis") == chassis or any(
-            r.name in gateways or str(r.uuid) in standby for r in mine
-        )
-        distributed = "chassis" not in options and not any(is_gateway_port(r) for r in mine)
-        if gateway_here or (distributed and not _true(options, OPT_LOCAL_ONLY)):
-            full_names.update(r.name for r in mine)
-            statics |= "static" in options.get(OPT_REDISTRIBUTE, "")
-    full_peers = {p.uuid for p in lsps
-                  if p.type == "router" and p.router_port in full_names}  # fmt: skip
-    _switches_holding(switches, full_peers, wanted_lsps, lbs, lb_groups, local_switches)
+    statics = any(
+        "static" in lr.options.get(OPT_REDISTRIBUTE, "")
+        for lr in reached
+        if any(lrps[u].name in full_names for u in _refs(lr, "ports") if u in lrps)
+    )
+    routers = [_pinned(chassis), *_holding("ports", local_lrps)]
     # the load balancers of the groups received (a group is asked by its UUID first)
     lbs.update(u for g in t["Load_Balancer_Group"].rows.values() if str(g.uuid) in lb_groups
                for u in _refs(g, "load_balancer"))  # fmt: skip
@@ -212,3 +214,37 @@ def nb(
         "Load_Balancer_Group": _by_uuid(lb_groups) or NOTHING,
         LRSR: NOT_OURS if statics else NOTHING,
     }
+
+
+def _reached(routers: Iterable[Any], chassis: str, lrps: set[str]) -> list[Any]:
+    """The routers pinned here or holding one of ``lrps`` (UUIDs), but never a router pinned
+    to another chassis (a gateway router of another chassis, reached through a shared
+    switch)."""
+    out = []
+    for lr in routers:
+        pin = lr.options.get("chassis")
+        if pin == chassis or (pin is None and lrps.intersection(_refs(lr, "ports"))):
+            out.append(lr)
+    return out
+
+
+def _full(
+    routers: Iterable[Any], lrps: Mapping[str, Any], chassis: str, gateways: set[str],
+    standby: set[str],
+) -> set[str]:  # fmt: skip
+    """The names of the router ports of the routers announced in full here: dynamic routing
+    on and a gateway here (or one it may host: a standby has what it needs before a
+    failover), or pinned nowhere without a gateway port and not local-only."""
+    out: set[str] = set()
+    for lr in routers:
+        options = lr.options
+        if not _true(options, OPT_ENABLED):
+            continue
+        mine = [(u, lrps[u]) for u in _refs(lr, "ports") if u in lrps]
+        hosted = options.get("chassis") == chassis or any(
+            r.name in gateways or u in standby for u, r in mine
+        )
+        distributed = "chassis" not in options and not any(is_gateway_port(r) for _u, r in mine)
+        if hosted or (distributed and not _true(options, OPT_LOCAL_ONLY)):
+            out.update(r.name for _u, r in mine)
+    return out
