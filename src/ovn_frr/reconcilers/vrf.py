@@ -100,6 +100,8 @@ class VrfReconciler:
         self.l3vnis: list[KernelL3vni] = []
         self.made = 0
         self.removed = 0
+        #: the last failure to change the kernel's VRFs ("" none since a success)
+        self._failed = ""
 
     async def step(self) -> float | None:
         state = self.ovn.value
@@ -116,9 +118,14 @@ class VrfReconciler:
             try:
                 await self.io(self.kernel.apply, plan.create, plan.enslave, plan.remove)
             except OSError as exc:  # the lines that worked stand; the next pass reads them
-                log.warning("vrf_apply_failed error=%s", exc)
+                # once per distinct failure (a kernel without VRFs fails the same every pass);
+                # status lists it for as long as it lasts
+                if str(exc) != self._failed:
+                    log.warning("vrf_apply_failed error=%s", exc)
+                self._failed = str(exc)
                 self.plan = replace(plan, problems=(*plan.problems, f"VRF change failed: {exc}"))
                 return self.clock() + min(self.check_s, 2.0)
+            self._failed = ""
             for name, table in plan.create:
                 log.info("vrf_created vrf=%s table=%d", name, table)
             for ifname, vrf in plan.enslave:
