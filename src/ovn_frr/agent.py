@@ -44,6 +44,7 @@ from ovn_frr.reconcilers.evpn import EvpnReconciler, EvpnSettings
 from ovn_frr.reconcilers.frr import FrrReconciler
 from ovn_frr.reconcilers.importer import ImportReconciler
 from ovn_frr.reconcilers.ovn import OvnWatch
+from ovn_frr.reconcilers.selfroutes import SelfRouteCheck
 from ovn_frr.reconcilers.vrf import VrfReconciler
 from ovn_frr.redact import Redactor
 from ovn_frr.report import AgentInfo, samples, status_doc, trace_doc
@@ -60,6 +61,11 @@ EXPECTED = (OvnError, VtyshError, OSError)
 def secrets(cfg: NodeConfig) -> Redactor:
     """The node config's secrets, masked wherever they could be printed."""
     return Redactor(nb.password for nb in cfg.bgp.neighbors)
+
+
+def zebra_routes(vtysh: Vtysh) -> list[Any]:
+    """zebra's IPv4 and IPv6 routes in every VRF (JSON)."""
+    return [vtysh.show_json(f"show {afi} route vrf all json") for afi in ("ip", "ipv6")]
 
 
 class StartError(Exception):
@@ -110,7 +116,8 @@ class Agent:
             ImportReconciler(self.rib, self.fpm.counters, fpm_changed, state,
                              BulkWriter(nb.remote, chassis),
                              import_policy(cfg, self.versions.ovn_mixed_family_routes),
-                             imp.resync_s, clock, ifnames, vrf_tables, type5),
+                             imp.resync_s, clock, ifnames, vrf_tables, type5,
+                             SelfRouteCheck(lambda: zebra_routes(vtysh), imp.stale_check_s)),
             AdvertiseReconciler(state, networks),
             FrrReconciler(frr_settings(cfg), vtysh, networks, cfg.agent.frr_check_ms / 1000,
                           clock, observe_apply=self.metrics.apply_seconds.observe,

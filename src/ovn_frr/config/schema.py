@@ -134,6 +134,9 @@ class ImportConfig(_Model):
     #: ovn-frr's own writes); a count that differs has them read back in full, which repairs
     #: rows someone else removed or added.
     resync_s: Annotated[int, Field(ge=5, le=86400)] = 120
+    #: After each FPM replay of a zebra started without -K: when zebra's routes are read for
+    #: routes of an earlier bgpd that it kept (reported; again every resync_s while any).
+    stale_check_s: Annotated[int, Field(ge=1, le=3600)] = 60
 
 
 class AgentConfig(_Model):

@@ -81,3 +81,34 @@ def best_paths(prefix_json: Any) -> tuple[str, ...]:
         best = path.get("bestpath", {}).get("overall", False)
         out.append((not best, f"{peer} ({aspath})"))
     return tuple(text for _rank, text in sorted(out))
+
+
+#: zebra's flag of a route it read back from the kernel as its own (``lib/zclient.h``
+#: ZEBRA_FLAG_SELFROUTE): an earlier zebra's, kept until a client gives it again or zebra sweeps
+SELFROUTE = 0x02
+
+
+def self_routes(doc: Any) -> list[str]:
+    """The prefixes of the BGP routes zebra holds only because it read them back from the
+    kernel after a restart (``internalFlags`` has :data:`SELFROUTE`: no bgpd gave them since),
+    from ``show ip[v6] route vrf all json`` (prefix -> entries, or VRF -> that with several
+    VRFs); in a VRF as ``VRF:prefix``."""
+    if not isinstance(doc, dict):
+        return []
+    nested = any(isinstance(v, dict) for v in doc.values())
+    tables = doc.items() if nested else (("", doc),)
+    out = []
+    for vrf, table in tables:
+        if not isinstance(table, dict):
+            continue
+        for prefix, entries in table.items():
+            marked = [
+                e
+                for e in entries or ()
+                if isinstance(e, dict)
+                and e.get("protocol") == "bgp"
+                and _int(e.get("internalFlags")) & SELFROUTE
+            ]
+            if marked:
+                out.append(f"{vrf}:{prefix}" if vrf and vrf != "default" else prefix)
+    return out

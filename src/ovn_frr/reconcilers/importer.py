@@ -38,6 +38,7 @@ from ovn_frr.fpm.rib import Rib
 from ovn_frr.fpm.server import FpmCounters
 from ovn_frr.ovn.bulk import EarlierWriteLanded, WriteResult
 from ovn_frr.reconcilers.base import LIST_LIMIT, Cell, Sample, Signal, TracePart, Worker
+from ovn_frr.reconcilers.selfroutes import SelfRouteCheck, SelfRoutes
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +83,7 @@ class ImportReconciler:
         ifnames: Callable[[], Mapping[int, str]] = dict,
         vrf_tables: Cell[Mapping[str, int]] | None = None,
         type5: Cell[Type5Hops] | None = None,
+        stale: SelfRouteCheck | None = None,
     ) -> None:
         self.rib = rib
         self.fpm = fpm
@@ -125,6 +127,8 @@ class ImportReconciler:
         #: to unlink from there in the next write (what they are in, by name)
         self._stale: list[OwnedRoute] = []
         self._stale_homes: dict[str, frozenset[str]] = {}
+        #: zebra's routes of an earlier bgpd, read after each replay of a zebra that keeps them
+        self.self_routes = SelfRoutes(stale, clock, resync_s, self._retry.notify)
 
     # --- the step ------------------------------------------------------------------------------
 
@@ -133,6 +137,8 @@ class ImportReconciler:
         next_due = self.rib.tick(self.clock())
         if self.rib.synced and not was_synced:
             log.info("fpm_replay_complete routes=%d", len(self.rib))
+            self.self_routes.replayed(self.fpm.zebra)
+        self.self_routes.poll(len(self.rib))
         state = self.ovn.value
         if state is None:
             return next_due  # nothing to plan against before the first OVN state
@@ -158,7 +164,7 @@ class ImportReconciler:
         self._record(plan)
         self.vrfs = {r.name: r.routing.vrf or "default" for r in state.routers
                      if r.name in plan.routers}  # fmt: skip
-        due = [t for t in (next_due, self._resync_at) if t is not None]
+        due = [t for t in (next_due, self._resync_at, self.self_routes.due) if t is not None]
         return min(due)
 
     def _routers(self, state: OvnState, owned: OwnedRows) -> dict[str, str]:
@@ -366,7 +372,8 @@ class ImportReconciler:
                                            else round(now - c.last_refused_at, 1)),
                     "zebra_pid": c.zebra.pid if c.zebra else None,
                     "zebra_sweep": c.zebra.sweep_option if c.zebra else None,
-                    "rib_routes": len(self.rib), "synced": self.rib.synced},
+                    "rib_routes": len(self.rib), "synced": self.rib.synced,
+                    **self.self_routes.status()},
             "imported": {"total": owned, "added": self.added, "deleted": self.deleted,
                          "routers": [{"router": r, "vrf": self.vrfs.get(r, "?"),
                                       "table": self.tables.get(r),
@@ -380,6 +387,7 @@ class ImportReconciler:
     def problems(self, now: float) -> list[str]:
         c = self.fpm
         out = [] if c.connected else ["zebra not connected on FPM"]
+        out += self.self_routes.problems()
         if c.last_refused_at is not None and now - c.last_refused_at < REFUSED_PROBLEM_S:
             out.append(f"FPM: {c.refused} connection(s) refused, not from zebra "
                        f"(last: {c.last_refused})")  # fmt: skip
@@ -446,6 +454,7 @@ class ImportReconciler:
         return TracePart({"import": doc}, tuple(story))
 
     async def close(self) -> None:
+        self.self_routes.close()
         try:
             await self._write_landed()
         finally:
