@@ -80,6 +80,14 @@ class Versions:
         return self.frr is not None and self.frr >= Version(9, 1)
 
     @property
+    def frr_withdraws_while_coalescing(self) -> bool:
+        """bgpd withdraws a route from a peer whose update subgroup is still coalescing (FRR
+        >= 10.3, commit 92c92ae7c6). Before, a ``network`` removed in that window, after a
+        route-map update had announced it early, was never withdrawn from that peer; unknown
+        (no FRR found): taken as not."""
+        return self.frr is not None and self.frr >= Version(10, 3)
+
+    @property
     def ovn_mixed_family_routes(self) -> bool:
         """OVN 24.09+ routes IPv4 prefixes via IPv6 next hops (RFC 5549 / unnumbered BGP)."""
         return self.ovn is not None and self.ovn >= Version(24, 9)

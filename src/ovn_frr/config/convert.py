@@ -22,8 +22,11 @@ def _filters(filters: tuple[ConfigFilter, ...]) -> tuple[PrefixFilter, ...]:
     return tuple(PrefixFilter(f.prefix, f.ge, f.le, f.action) for f in filters)
 
 
-def frr_settings(cfg: NodeConfig) -> FrrSettings:
-    """BGP peering, BFD profiles and the FPM address of the node config."""
+def frr_settings(cfg: NodeConfig, coalescing_safe: bool = True) -> FrrSettings:
+    """BGP peering, BFD profiles and the FPM address of the node config. ``coalescing_safe``:
+    this FRR withdraws while a peer's update subgroup coalesces
+    (``Versions.frr_withdraws_while_coalescing``); if not, ovn-frr's instances get
+    ``coalesce-time 0``."""
     neighbors = tuple(
         Neighbor(
             address=nb.address,
@@ -56,6 +59,7 @@ def frr_settings(cfg: NodeConfig) -> FrrSettings:
         cfg.bgp.asn, str(cfg.bgp.router_id), neighbors, profiles, (str(fpm.host), fpm.port),
         evpn_settings(cfg),
         {name: v.l3vni for name, v in sorted(cfg.vrfs.items()) if v.l3vni is not None},
+        None if coalescing_safe else 0,
     )  # fmt: skip
 
 

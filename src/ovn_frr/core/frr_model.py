@@ -91,6 +91,8 @@ class FrrSettings:
     evpn: EvpnSettings | None = None
     #: EVPN type-5: VRF name -> its L3VNI (``[vrfs.NAME] l3vni``)
     l3vnis: Mapping[str, int] = field(default_factory=dict)
+    #: ``coalesce-time`` of ovn-frr's BGP instances (ms; None: FRR's default, not rendered)
+    coalesce_ms: int | None = None
 
 
 # --- the FRR config ovn-frr wants ---------------------------------------------------------------
@@ -183,6 +185,8 @@ class BgpInstance:
     #: EVPN type-5: the VRF's L3VNI (``vrf X`` > ``vni N``, and its prefixes announced as
     #: type-5 routes: ``advertise ipv4/ipv6 unicast``)
     l3vni: int | None = None
+    #: ``coalesce-time`` (ms; None: FRR's default)
+    coalesce_ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -348,6 +352,7 @@ def desired_frr(
                 evpn,
                 origins,
                 cfg.l3vnis.get(vrf) if vrf else None,
+                cfg.coalesce_ms,
             )
         )
     lists = list({pl.name: pl for pl in lists}.values())  # shared lists appear once

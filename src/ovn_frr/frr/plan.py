@@ -52,6 +52,7 @@ INSTANCE_SETTINGS = (
     "no bgp default ipv4-unicast",
     "no bgp network import-check",
     "bgp bestpath as-path multipath-relax",
+    "coalesce-time ",
     GR_PRESERVE,
 )
 

@@ -179,6 +179,10 @@ def render_bgp(b: BgpInstance) -> str:
         # through different neighbor ASes are multipath
         " bgp bestpath as-path multipath-relax",
     ]
+    if b.coalesce_ms is not None:
+        # FRR < 10.3 never withdrew a route removed while a new peer's update subgroup was
+        # coalescing (see Versions.frr_withdraws_while_coalescing): no coalescing window
+        lines.append(f" coalesce-time {b.coalesce_ms}")
     if any(n.graceful_restart for n in b.neighbors):
         # the F bit: a peer keeps this node's routes through an FRR restart, and after it
         # (without it the peer drops them as soon as the new session opens)
