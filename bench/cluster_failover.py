@@ -22,14 +22,14 @@ import threading
 import time
 
 from ovn_frr.lab.chaos import chaos_lab, prefixes
-from ovn_frr.lab.frr import Announcer
+from ovn_frr.lab.lab import Origin
 from ovn_frr.lab.nbwatch import RouteMonitor
 from ovn_frr.lab.ovn import OvnCentral
 from ovn_frr.lab.proc import wait_for
 
 
 def once(
-    ovn: OvnCentral, old: str, mon: RouteMonitor, fresh: str, tor1: Announcer
+    ovn: OvnCentral, old: str, mon: RouteMonitor, fresh: str, tor1: Origin
 ) -> tuple[float, float, float]:
     """Kill ``old`` (the leader); (election, agent's next write, ``fresh`` in NB) in seconds
     from the kill: ``fresh`` is announced by tor1 as soon as the election is seen, so its row

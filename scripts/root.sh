@@ -23,7 +23,7 @@ SUITE=${1:?usage: scripts/root.sh SUITE [COMMAND...]}
 shift
 PACKAGES=(frr frr-pythontools ovn-central ovn-host openvswitch-switch iproute2 procps
           iputils-ping python3 python3-openvswitch python3-venv ca-certificates
-          user-mode-linux gcc libc6-dev)
+          user-mode-linux gcc libc6-dev bird2)
 case $SUITE in
     trixie) STACK=debian-13; APTOPT=() ;;
     # sid's Release file may have expired on a frozen mirror: signatures are still checked
@@ -52,7 +52,7 @@ if [ -z "${OVN_FRR_ROOT_NS:-}" ]; then
         rm -rf "$root"
         inc=$(IFS=,; echo "${PACKAGES[*]}")
         mmdebstrap --quiet --variant=apt --include="$inc" "${APTOPT[@]}" \
-            --customize-hook='chroot "$1" sh -c "systemctl mask frr ovn-central ovn-host openvswitch-switch >/dev/null 2>&1 || true"' \
+            --customize-hook='chroot "$1" sh -c "systemctl mask frr ovn-central ovn-host openvswitch-switch bird >/dev/null 2>&1 || true"' \
             "$SUITE" "$root" "deb http://deb.debian.org/debian $SUITE main"
         log "$(chroot "$root" dpkg-query -W -f='${Package} ${Version}, ' frr ovn-central \
             openvswitch-switch python3)in $root"

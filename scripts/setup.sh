@@ -14,8 +14,9 @@ cd "$here"
 # from Debian's python3 with system site-packages, so that it imports this ovs.
 # user-mode-linux, gcc, libc6-dev: the kernel tier (tests/kernel) boots a User-Mode Linux guest,
 # whose kernel has the vrf and dummy devices this machine's lacks (ovn_frr.lab.uml).
+# bird2: a ToR that is not FRR in the lab (PeerSpec(daemon="bird")).
 APT_PACKAGES=(frr frr-pythontools ovn-central ovn-host openvswitch-switch iproute2 iputils-ping
-              python3-openvswitch python3-venv user-mode-linux gcc libc6-dev)
+              python3-openvswitch python3-venv user-mode-linux gcc libc6-dev bird2)
 VENV=${OVN_FRR_VENV:-$here/.venv}
 
 log() { printf 'setup: %s\n' "$*"; }
@@ -37,7 +38,7 @@ if [ ${#missing[@]} -gt 0 ]; then
     apt-get install -y -q --no-install-recommends "${missing[@]}"
     # The packages enable system services; the lab runs its own daemons in namespaces, so make
     # sure no system-wide FRR/OVN instance holds ports or sockets (no-op where systemd is absent).
-    for svc in frr ovn-central ovn-host openvswitch-switch; do
+    for svc in frr ovn-central ovn-host openvswitch-switch bird; do
         systemctl disable --now "$svc" >/dev/null 2>&1 || true
     done
 else

@@ -9,6 +9,7 @@ import gc
 import json
 import logging
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -367,6 +368,13 @@ def _print_lab(name: str, base: Path) -> None:
                 sessions = ", ".join(sorted(set(states))) or "none configured"
             except VtyshError as exc:
                 sessions = f"[red]{exc}[/]"
+        bird = base / name / member / "bird" / "bird.ctl"
+        if live and bird.exists():  # a BIRD peer: its BGP protocols and their states
+            res = subprocess.run(["birdc", "-s", str(bird), "show", "protocols"],
+                                 capture_output=True, text=True, check=False)  # fmt: skip
+            rows = [line.split() for line in res.stdout.splitlines()]
+            sessions = ", ".join(f"{r[0]} {r[-1]}" for r in rows
+                                 if len(r) > 3 and r[1] == "BGP") or "bird: no BGP"  # fmt: skip
         if member == "ovn" and live:
             roles = cluster_roles(base / name / "ovn")
             sessions = ", ".join(f"{m} {r}" for m, r in roles.items()) or "standalone NB, SB"

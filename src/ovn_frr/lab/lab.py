@@ -13,12 +13,14 @@ import logging
 import os
 import secrets
 import shutil
+from collections.abc import Iterable
 from dataclasses import asdict
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Protocol
 
 from ovn_frr.frr.render import router_bgp
+from ovn_frr.lab.bird import BirdInstance
 from ovn_frr.lab.frr import Announcer, FrrInstance, daemons_for
 from ovn_frr.lab.ovn import Chassis, OvnCentral
 from ovn_frr.lab.proc import (
@@ -43,6 +45,14 @@ DEFAULT_BASE = Path("/run/ovn-frr-lab")
 BLACKHOLE_MAC = "02:00:00:00:de:ad"
 
 
+class Origin(Protocol):
+    """What originates prefixes at a lab member (an FRR :class:`Announcer`, a BIRD peer)."""
+
+    def announce(self, prefixes: Iterable[str]) -> None: ...
+
+    def withdraw(self, prefixes: Iterable[str]) -> None: ...
+
+
 class Lab:
     def __init__(
         self,
@@ -60,6 +70,8 @@ class Lab:
         self.versions = versions or detect()
         self.ovn: OvnCentral | None = None
         self.frr: dict[str, FrrInstance] = {}
+        #: the peers that run BIRD (PeerSpec.daemon)
+        self.bird: dict[str, BirdInstance] = {}
         self.chassis: dict[str, Chassis] = {}
         #: (namespace, VRF) made so far
         self._vrfs: set[tuple[str, str]] = set()
@@ -193,6 +205,15 @@ class Lab:
             self.chassis[node.name] = ch
 
     def _start_peer(self, peer: PeerSpec) -> None:
+        if peer.daemon == "bird":
+            keepalive, hold = self.spec.bgp_timers
+            bird = BirdInstance(peer.name, self.netns(peer.name), self.rundir / peer.name / "bird",
+                                peer.asn, str(self.spec.router_id(peer.name)),
+                                self.links(peer.name),
+                                (keepalive, hold, self.spec.bgp_connect_retry))  # fmt: skip
+            bird.start()
+            self.bird[peer.name] = bird
+            return
         root = Path(peer.frr_root) if peer.frr_root else None
         if root is not None and not (root / "usr/lib/frr/bgpd").exists():
             raise LabError(f"{peer.name}: frr_root {peer.frr_root!r} holds no FRR "
@@ -289,12 +310,28 @@ class Lab:
 
     # --- helpers for tests, benchmarks and the demo -----------------------------------------
 
-    def announcer(self, member: str, vrf: str = "") -> Announcer:
+    def announcer(self, member: str, vrf: str = "") -> Origin:
+        """What originates and withdraws prefixes at ``member`` (``announce``, ``withdraw``)."""
+        if member in self.bird:
+            return self.bird[member]
         members: list[NodeSpec | PeerSpec] = [*self.spec.nodes, *self.spec.peers]
         for m in members:
             if m.name == member:
                 return Announcer(self.frr[member], m.asn, vrf)
         raise KeyError(member)
+
+    def received(self, peer: str, node: str) -> set[str]:
+        """The IPv4 and IPv6 prefixes ``peer`` took from ``node`` (over their first link)."""
+        la = self.link(peer, node)
+        if peer in self.bird:
+            return self.bird[peer].routes_from(str(la.peer_v4)) | self.bird[peer].routes_from(
+                str(la.peer_v6)
+            )
+        out: set[str] = set()
+        for afi, addr in (("ipv4", la.peer_v4), ("ipv6", la.peer_v6)):
+            doc = self.frr[peer].show(f"show bgp {afi} unicast neighbors {addr} routes json")
+            out.update(doc.get("routes", {}))
+        return out
 
     def wait_bgp_up(self, timeout: float = 30.0) -> None:
         """Every lab-rendered session Established (both ends of nodes with bgp=True)."""

@@ -126,12 +126,15 @@ def openstack_router(
     lab: Lab,
     gateway_chassis: tuple[str, ...] = ("node1", "node2"),
     tenant_subnet: str = "10.100.0.0/24",
+    gateway_ip: str = "172.24.4.10/24",
 ) -> OpenStackRouter:
     """A Neutron router as the OVN ML2 driver writes it: ``neutron-<id>`` with a gateway port on
     a provider network (localnet) scheduled on ``gateway_chassis`` (a distributed gateway port:
     northd creates the ``cr-lrp-...`` binding), a tenant network with three VMs, SNAT to the
     gateway IP, floating IPs (two distributed, one centralized), and an Octavia (OVN provider)
-    load balancer on the router and the tenant switch with a floating IP on its VIP."""
+    load balancer on the router and the tenant switch with a floating IP on its VIP.
+    ``gateway_ip``: the gateway port's address (on a lab link: the ToR's routes can be
+    imported through it)."""
     assert lab.ovn is not None
     rid, ext_net, net = "5e1f0a1c", "b7c2e0d4", "c3d9a8f1"
     router = f"neutron-{rid}"
@@ -158,7 +161,7 @@ def openstack_router(
     c("lsp-set-type", f"provnet-{ext_net}", "localnet")
     c("lsp-set-addresses", f"provnet-{ext_net}", "unknown")
     c("lsp-set-options", f"provnet-{ext_net}", "network_name=physnet1")
-    c("lrp-add", router, gw, "fa:16:3e:00:00:01", "172.24.4.10/24")
+    c("lrp-add", router, gw, "fa:16:3e:00:00:01", gateway_ip)
     for prio, chassis in enumerate(gateway_chassis):
         c("lrp-set-gateway-chassis", gw, chassis, str(len(gateway_chassis) - prio))
     router_port(f"neutron-{ext_net}", f"{gw}-lsp", gw)
@@ -173,7 +176,8 @@ def openstack_router(
         c("lsp-add", f"neutron-{net}", name)
         c("lsp-set-addresses", name, f"fa:16:3e:00:02:{10 + i:02x} {vms[name]}")
     # SNAT to the gateway IP, floating IPs
-    c("lr-nat-add", router, "snat", "172.24.4.10", tenant_subnet)
+    snat = gateway_ip.split("/")[0]
+    c("lr-nat-add", router, "snat", snat, tenant_subnet)
     fips = {"172.24.4.101": ("vm0-port", True), "172.24.4.102": ("vm1-port", True),
             "172.24.4.103": ("vm2-port", False)}  # fmt: skip
     for fip, (port, distributed) in fips.items():
@@ -193,7 +197,7 @@ def openstack_router(
     for cmd in cmds:
         args += ["--", *cmd]
     lab.ovn.nbctl(*args[1:])
-    return OpenStackRouter(router, gw, tenant_subnet, vms, fips, "172.24.4.10", vip, lb_fip)
+    return OpenStackRouter(router, gw, tenant_subnet, vms, fips, snat, vip, lb_fip)
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,7 +42,7 @@ class NodeSpec:
 
 @dataclass(frozen=True, slots=True)
 class PeerSpec:
-    """An external BGP router (a ToR) running FRR in its own namespace."""
+    """An external BGP router (a ToR) in its own namespace: FRR, or BIRD 2."""
 
     name: str
     asn: int
@@ -52,6 +52,9 @@ class PeerSpec:
     #: Run the FRR of this root file system instead of this machine's (a peer that needs
     #: another FRR version, e.g. an EVPN graceful-restart helper: ``scripts/frr-root.sh``).
     frr_root: str = ""
+    #: "frr", or "bird": BIRD 2 (``ovn_frr.lab.bird``: ``Lab.bird[name]``, not ``Lab.frr``),
+    #: sessions rendered by the lab (no VRF links, no BFD)
+    daemon: str = "frr"
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +98,19 @@ class LabSpec:
             raise SpecError("node and peer names must be unique")
         if "ovn" in names:
             raise SpecError("'ovn' is reserved for the OVN central namespace")
+        for p in self.peers:
+            if p.daemon not in ("frr", "bird"):
+                raise SpecError(f"peer {p.name}: daemon {p.daemon!r} (frr or bird)")
+            if p.daemon == "bird" and (
+                p.frr_root
+                or not p.bgp
+                or self.bfd
+                or any(p.name in (x.a, x.b) and x.vrf for x in self.links)
+            ):
+                raise SpecError(
+                    f"peer {p.name}: a BIRD peer has lab-rendered sessions only "
+                    "(no frr_root, bgp=False, BFD or VRF links)"
+                )
         if self.ovn_members not in (1, 3, 5):
             raise SpecError(f"ovn_members: {self.ovn_members} (1, 3 or 5)")
         pairs = set()
