@@ -144,7 +144,8 @@ class Soak:
         self.lab.frr[NODE].restart()
 
     def step(self, name: str | None = None) -> None:
-        name = name or self.rng.choices(list(self.OPS), list(self.OPS.values()))[0]
+        ops = {k: w for k, w in self.OPS.items() if k != "frr_restart" or self.frr_restarts > 0}
+        name = name or self.rng.choices(list(ops), list(ops.values()))[0]
         self.last_op = name
         try:
             getattr(self if name not in Churn.OPS else self.churn, name)()
