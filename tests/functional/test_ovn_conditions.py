@@ -311,3 +311,30 @@ def test_a_distributed_router_goes_with_its_last_local_port(central: OvnCentral)
         assert not {"dist-a", "dist-b"} & {p.name for r in s.routers for p in r.ports}
     finally:
         w.reader.close()
+
+
+def test_a_change_that_needs_a_condition_round_trip_is_read_in_one_call(
+    central: OvnCentral,
+) -> None:
+    """A NAT added to a router here arrives in two steps (the router's row, then the NAT row
+    the new condition asks for): one read waits for the second instead of returning None."""
+    w = Watched(central, "ch1")
+    try:
+        w.state()
+
+        def nats() -> int:  # the NATs GR_ch1's row refers to, as this IDL has it
+            return int(w.reader.nb.read(lambda idl: sum(
+                len(r._data["nat"].values) for r in idl.tables["Logical_Router"].rows.values()
+                if r.name == "GR_ch1")))  # fmt: skip
+
+        before = nats()
+        central.nbctl("lr-nat-add", "GR_ch1", "dnat_and_snat", "172.18.1.50", "10.244.1.2")
+        wait_for(lambda: nats() > before, timeout=10, what="GR_ch1's row with the new NAT")
+        settling = w.reader.settling
+        s = w.reader.read(wait_s=5)
+        assert s is not None
+        gr = next(r for r in s.routers if r.name == "GR_ch1")
+        assert "172.18.1.50" in {str(n.external_ip) for n in gr.nats}
+        assert w.reader.settling > settling  # it did wait for the NAT's row
+    finally:
+        w.reader.close()

@@ -517,7 +517,7 @@ class FakeReader:
         self.sb = FakeDb("unix:sb.sock")
         self.states = list(states)
 
-    def read(self) -> OvnState | None:
+    def read(self, wait_s: float = 0.0) -> OvnState | None:
         item = self.states.pop(0) if len(self.states) > 1 else self.states[0]
         if isinstance(item, OvnError):
             raise item

@@ -122,7 +122,7 @@ class OpenStackRouter:
     lb_fip: str
 
 
-def openstack_router(
+def openstack_router(  # noqa: PLR0915 - a linear list of ovn-nbctl commands
     lab: Lab,
     gateway_chassis: tuple[str, ...] = ("node1", "node2"),
     tenant_subnet: str = "10.100.0.0/24",
@@ -176,7 +176,7 @@ def openstack_router(
         c("lsp-add", f"neutron-{net}", name)
         c("lsp-set-addresses", name, f"fa:16:3e:00:02:{10 + i:02x} {vms[name]}")
     # SNAT to the gateway IP, floating IPs
-    snat = gateway_ip.split("/")[0]
+    snat = gateway_ip.split("/", maxsplit=1)[0]
     c("lr-nat-add", router, "snat", snat, tenant_subnet)
     fips = {"172.24.4.101": ("vm0-port", True), "172.24.4.102": ("vm1-port", True),
             "172.24.4.103": ("vm2-port", False)}  # fmt: skip

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 from ovs import stream as ovs_stream
 from ovsdbapp.backend.ovs_idl import connection, idlutils
 
+from ovn_frr.ovn.changes import Changes
 from ovn_frr.ovn.errors import OvnError
 from ovn_frr.ovn.jsonrpc import fetch_schema
 
@@ -121,6 +122,8 @@ class OvsdbConnection:
         self._conn: connection.Connection | None = None
         self._idl: _Idl | None = None
         self.on_change: Callable[[], None] | None = None
+        #: bumped with every change (a reader waits on it: :class:`ovn_frr.ovn.reader.OvnReader`)
+        self.changes = Changes()
 
     def start(self) -> None:
         """Connect and wait for the initial contents (blocking: call from a worker thread).
@@ -150,6 +153,7 @@ class OvsdbConnection:
         return self._conn is not None
 
     def _changed(self) -> None:
+        self.changes.bump()
         if self.on_change is not None:
             self.on_change()
 

@@ -39,6 +39,7 @@ from ovn_frr.core.ovn import (
 )
 from ovn_frr.ovn import conditions
 from ovn_frr.ovn.bulk import LRSR
+from ovn_frr.ovn.changes import Changes
 from ovn_frr.ovn.db import OvsdbConnection
 from ovn_frr.ovn.jsonrpc import Client
 from ovn_frr.ovn.sbmonitor import SbMonitor
@@ -261,6 +262,9 @@ class OvnReader:
         self._handed_at: float | None = None
         #: what was made of NB rows, until they change
         self._views = RowViews()
+        #: bumped by both monitors on any change (what a settling read waits for)
+        self.changes = Changes()
+        nb.changes = sb.changes = self.changes
 
     def start(self) -> None:
         """Connect NB's IDL and SB's monitor (again after a failed start); raises OvnError."""
@@ -268,14 +272,37 @@ class OvnReader:
             if not db.started:
                 db.start()
 
-    def read(self) -> OvnState | None:
+    def read(self, wait_s: float = 0.0) -> OvnState | None:
         """The state, or None while the monitors settle (the last state still holds). Never
         before the first settled state (a restart must not announce, nor withdraw, from half
         of its share); after it, a state still settling is handed out once the last one is
         ``max_settle_s`` old: a stream of new ports on a local switch changes the conditions
         with each port and must not hold every state back (what is missing then is rows on
-        their way in, never rows that were there)."""
+        their way in, never rows that were there).
+
+        While settling, up to ``wait_s`` is spent here waiting for what the conditions asked
+        for (their acknowledgement, rows arriving) and reading again: a change that needs a
+        condition round trip (a new NAT, a newly bound port) is read as soon as its rows are
+        in, not after the caller is woken again."""
         self.start()
+        deadline = self.clock() + wait_s
+        while True:
+            seen = self.changes.count
+            state, rows, settled = self._read_once()
+            now = self.clock()
+            stale_ok = self._handed_at is not None and now - self._handed_at >= self.max_settle_s
+            if settled or stale_ok:
+                self._handed_at = now
+                return self._with_statics(state, rows)
+            self.settling += 1
+            left = deadline - now
+            if left <= 0:
+                return None
+            self.changes.wait(seen, left)  # NB or SB: what was asked for, or anything
+
+    def _read_once(self) -> tuple[OvnState, tuple[StaticRow, ...], bool]:
+        """One read of both monitors: the state (static routes without routers yet), the
+        foreign static rows, and whether every condition is in force."""
         sb = self.sb.bindings()
         bound, sb_pending = sb.ports, not sb.settled
 
@@ -286,12 +313,10 @@ class OvnReader:
                     *read_nb(idl, self.chassis, bound, lsp_of))  # fmt: skip
 
         nb_conditions, state, rows = self.nb.read(nb)
-        now = self.clock()
-        if self.nb.set_conditions(nb_conditions) or sb_pending:
-            self.settling += 1
-            if self._handed_at is None or now - self._handed_at < self.max_settle_s:
-                return None
-        self._handed_at = now
+        pending = self.nb.set_conditions(nb_conditions) or sb_pending
+        return state, rows, not pending
+
+    def _with_statics(self, state: OvnState, rows: tuple[StaticRow, ...]) -> OvnState:
         if not redistributes_static(state):
             self._asked = None
             return state

@@ -33,6 +33,7 @@ from typing import Any
 import ovs.jsonrpc
 import ovs.poller
 
+from ovn_frr.ovn.changes import Changes
 from ovn_frr.ovn.conditions import NOTHING
 from ovn_frr.ovn.errors import OvnError
 from ovn_frr.ovn.jsonrpc import atoms, members
@@ -203,6 +204,8 @@ class SbMonitor:
         self.chassis = chassis
         self._timeout = timeout
         self.on_change: Callable[[], None] | None = None
+        #: bumped with every change (as OvsdbConnection.changes)
+        self.changes = Changes()
         self._lock = threading.Lock()
         self._tables = Tables.empty()
         #: the Chassis UUIDs of the Port_Binding condition asked for, and whether ovsdb-server
@@ -343,6 +346,8 @@ class SbMonitor:
             if msg is None:
                 break
             changed |= self._handle(s, msg)
+        if changed:
+            self.changes.bump()
         if changed and self.on_change is not None:
             self.on_change()
 

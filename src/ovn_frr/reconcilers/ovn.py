@@ -20,6 +20,10 @@ from ovn_frr.reconcilers.base import Cell, Sample, Signal, TracePart, Worker
 
 log = logging.getLogger(__name__)
 
+#: how long one step waits for the monitors' conditions to settle before it gives up until
+#: woken again (the reader hands out a state still settling once the last is a second old)
+SETTLE_WAIT_S = 1.0
+
 
 class Database(Protocol):
     @property
@@ -41,8 +45,9 @@ class Reader(Protocol):
     @property
     def sb(self) -> Database: ...
 
-    def read(self) -> OvnState | None:
-        """The state, or None while the monitors settle."""
+    def read(self, wait_s: float = 0.0) -> OvnState | None:
+        """The state, or None while the monitors settle (after waiting up to ``wait_s`` for
+        them to)."""
         ...
 
     def close(self) -> None: ...
@@ -94,7 +99,9 @@ class OvnWatch:
         return None
 
     def _read(self, last: OvnState | None) -> tuple[OvnState | None, bool]:
-        state = self.reader.read()
+        # a change whose rows need another condition round trip is read once they are in,
+        # here: returning to be woken again would cost a debounce per round trip
+        state = self.reader.read(SETTLE_WAIT_S)
         return state, state == last
 
     def status(self, now: float) -> dict[str, Any]:
