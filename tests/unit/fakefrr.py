@@ -53,7 +53,10 @@ class FakeFrr:
             render_tree(shown)
         )
 
-    def show_json(self, command: str) -> Any:
+    def close(self) -> None:
+        return None
+
+    def show_json(self, command: str, daemon: str | None = None) -> Any:
         if not self.up:
             raise VtyshError("vtysh: failed to connect to any daemons")
         return self.shows.get(command, {})

@@ -516,8 +516,11 @@ class FakeReader:
         self.nb = FakeDb("unix:nb.sock")
         self.sb = FakeDb("unix:sb.sock")
         self.states = list(states)
+        self.reads = 0
+        self.count: int | None = None
 
     def read(self, wait_s: float = 0.0) -> OvnState | None:
+        self.reads += 1
         item = self.states.pop(0) if len(self.states) > 1 else self.states[0]
         if isinstance(item, OvnError):
             raise item
@@ -525,6 +528,32 @@ class FakeReader:
 
     def close(self) -> None:
         return None
+
+    @property
+    def change_count(self) -> int:
+        """As many changes as reads (each state handed out is one), or ``count`` if set."""
+        return self.reads if self.count is None else self.count
+
+    @property
+    def seen_count(self) -> int:
+        return self.reads - 1 if self.count is None else self.count
+
+
+def test_the_ovn_pipeline_reads_only_when_the_monitors_saw_a_change_since_its_last_read() -> None:
+    reader = FakeReader(OvnState((GR,)))
+    reader.count = 7
+    watch = OvnWatch(reader, Signal("ovsdb"), Cell("ovn", None))
+
+    async def main() -> list[int]:
+        reads = []
+        for count in (7, 7, 8, 8):  # woken by its own condition acks; then a change
+            reader.count = count
+            await watch.step()
+            reads.append(reader.reads)
+        await watch.close()
+        return reads
+
+    assert asyncio.run(main()) == [1, 1, 2, 2]
 
 
 def test_the_ovn_pipeline_publishes_changes_only_and_keeps_the_last_state_on_errors(
@@ -599,7 +628,7 @@ class BrokenShow(FakeFrr):
         super().__init__()
         self.fails = fails
 
-    def show_json(self, command: str) -> object:
+    def show_json(self, command: str, daemon: str | None = None) -> object:
         if self.fails > 0:
             self.fails -= 1
             raise TimeoutError("vtysh: no answer in 10 s")

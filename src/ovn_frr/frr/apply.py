@@ -125,6 +125,8 @@ class FrrApplier:
         #: counts batches (odd while one is applied): a running config read elsewhere is
         #: current only if this did not change during the read
         self.generation = 0
+        #: how long the last batch's vtysh took
+        self.batch_s = 0.0
 
     def invalidate(self) -> None:
         """FRR could not be read or written: nothing is known of what it runs."""
@@ -164,8 +166,10 @@ class FrrApplier:
         if drift and stuck and stuck.drift == (key, commands) and now < stuck.until:
             return CheckResult()  # reported when it got stuck; tried again with back-off
         self.generation += 1  # odd while a batch is applied
+        sending = self.clock()
         try:
             errors = self.frr.apply_batch(p.batch.text)
+            self.batch_s = self.clock() - sending
         except VtyshError:
             self.invalidate()
             raise

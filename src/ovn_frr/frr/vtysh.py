@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ovn_frr.frr.diff import held_by
+from ovn_frr.frr.vty import VtyError, VtySession
 
 VTYSH = "vtysh"
 
@@ -130,6 +131,25 @@ def has_no_fork(run: Run) -> bool:
     return "--no-fork" in res.stdout + res.stderr
 
 
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" ")) if line.strip() else -1
+
+
+def bgpd_only(config: str) -> bool:
+    """Every line of a batch is inside a ``router bgp`` block (bgpd's alone: route-maps and
+    prefix-lists go to zebra too, which only vtysh does)."""
+    top = [line for line in config.splitlines() if line.strip() and not line.startswith(" ")]
+    return bool(top) and all(line.startswith("router bgp ") or line == "exit" for line in top)
+
+
+@dataclass(slots=True)
+class _Sessions:
+    """The direct connections to daemons' vty sockets, by (daemon, purpose): a batch never
+    waits for a reading of the running config on another thread."""
+
+    open: dict[tuple[str, str], VtySession] = field(default_factory=dict)
+
+
 @dataclass(slots=True)
 class _Verified:
     """The bgpd process whose own config last held every route-map and prefix-list line
@@ -155,13 +175,28 @@ class Vtysh:
     #: where the daemons' processes are seen (bgpd's pid file is in ``socket_dir``)
     proc: Path = Path("/proc")
     _verified: _Verified = field(default_factory=_Verified, compare=False, repr=False)
+    #: batches for bgpd alone go over its vty socket (see :mod:`ovn_frr.frr.vty`), when this
+    #: vtysh runs here (no ``prefix``) and the socket is there; False: always vtysh
+    direct: bool = True
+    _sessions: _Sessions = field(default_factory=_Sessions, compare=False, repr=False)
 
     def _argv(self, *args: str) -> list[str]:
         return [*self.prefix, VTYSH, "--vty_socket", self.socket_dir, *args]
 
     def command(self, *commands: str, daemon: str | None = None) -> str:
-        """Run exec-mode commands (``-c`` each), in ``daemon`` alone if given (``-d``: fails
-        while it does not run); raise on any error."""
+        """Run exec-mode commands (``-c`` each), in ``daemon`` alone if given (over its
+        socket, else ``-d``: fails while it does not run); raise on any error."""
+        session = self._session(daemon, "show") if daemon else None
+        if session is not None:
+            try:
+                replies = session.run(commands)
+            except VtyError:
+                replies = []  # the socket went (a restart): vtysh says what is wrong
+            if len(replies) == len(commands) and replies[-1].ok:
+                return "".join(r.text for r in replies)
+            if replies:
+                detail = replies[-1].reason
+                raise VtyshError(f"vtysh {' / '.join(commands)!r} failed: {detail}", [detail])
         only = ("-d", daemon) if daemon else ()
         argv = self._argv(*only, *(x for c in commands for x in ("-c", c)))
         res = self.run(argv)
@@ -171,8 +206,8 @@ class Vtysh:
             raise VtyshError(f"vtysh {' / '.join(commands)!r} failed: {detail}", errors)
         return res.stdout
 
-    def show_json(self, command: str) -> Any:
-        out = self.command(command)
+    def show_json(self, command: str, daemon: str | None = None) -> Any:
+        out = self.command(command, daemon=daemon)
         try:
             return json.loads(out) if out.strip() else {}
         except json.JSONDecodeError as exc:
@@ -193,9 +228,51 @@ class Vtysh:
                     return res
                 time.sleep(LOCK_POLL_S)
 
+    def _session(self, daemon: str, purpose: str) -> VtySession | None:
+        """A direct connection to ``daemon`` (None: use vtysh)."""
+        path = Path(self.socket_dir) / f"{daemon}.vty"
+        if not self.direct or self.prefix or not path.exists():
+            return None
+        key = (daemon, purpose)
+        found = self._sessions.open.get(key)
+        if found is None:
+            found = self._sessions.open[key] = VtySession(str(path))
+        return found
+
+    def close(self) -> None:
+        for session in self._sessions.open.values():
+            session.close()
+        self._sessions.open.clear()
+
+    def _apply_direct(self, session: VtySession, config: str) -> tuple[LineError, ...] | None:
+        """A bgpd-only batch over bgpd's socket, then ``end``: as vtysh -f, every line FRR
+        accepts is applied and the refused ones are returned, but it stops at a refused
+        context line (``router bgp``, ``address-family``: the lines under it would land
+        elsewhere; they are not sent, and the caller plans again). None when the socket
+        cannot be used (then vtysh takes the batch)."""
+        lines = config.splitlines()
+
+        def command(i: int) -> bool:  # line i of the session: "configure", then the batch
+            nxt = lines[i] if i < len(lines) else ""
+            return i > 0 and _indent(nxt) <= _indent(lines[i - 1])
+
+        try:
+            replies = session.run(["configure", *lines], past=command)
+            session.run(["end"])
+        except VtyError:
+            return None
+        if not replies or not replies[0].ok:  # not even in config mode (locked, say)
+            return None
+        bad = [(i, r) for i, r in enumerate(replies[1:], start=1) if not r.ok]
+        return tuple(LineError(i, r.reason) for i, r in bad)
+
     def apply_batch(self, config: str) -> tuple[LineError, ...]:
-        """Apply config lines as one ``vtysh -f`` batch; FRR applies what it accepts and the
-        lines it rejected are returned. Raises only when vtysh itself failed (FRR down)."""
+        """Apply config lines as one batch (bgpd's alone: over its socket; else one ``vtysh
+        -f``); FRR applies what it accepts and the lines it rejected are returned. Raises only
+        when vtysh itself failed (FRR down)."""
+        session = self._session("bgpd", "config") if bgpd_only(config) else None
+        if session is not None and (done := self._apply_direct(session, config)) is not None:
+            return done
         res = self._batch(config)
         errors = line_errors(res.stdout, res.stderr)
         if res.returncode != 0 and not errors:

@@ -36,12 +36,12 @@ a few round trips at start, one for each later step of the chain).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ovn_frr.core.ovn import OPT_ENABLED, OPT_LOCAL_ONLY, OPT_REDISTRIBUTE
 from ovn_frr.ovn.bulk import LRSR, OWNER
-from ovn_frr.ovn.views import LspView, lsp_view
+from ovn_frr.ovn.views import HolderView, LrpView, RowViews, lrp_view, lsp_view, router_view
 
 #: the static routes ovn-frr did not write (any chassis)
 NOT_OURS = [["external_ids", "excludes", ["map", [list(OWNER)]]]]
@@ -92,13 +92,6 @@ def _true(options: Any, key: str) -> bool:
     return bool(options.get(key, "").strip().lower() == "true")
 
 
-def is_gateway_port(lrp: Any) -> bool:
-    """A distributed gateway port: gateway chassis, an HA chassis group or (old style)
-    options:redirect-chassis."""
-    return bool(_refs(lrp, "gateway_chassis") or _refs(lrp, "ha_chassis_group")
-                or "redirect-chassis" in lrp.options)  # fmt: skip
-
-
 def _switches_holding(
     switches: Iterable[Any],
     lsps: set[str],
@@ -118,11 +111,9 @@ def _switches_holding(
             switches_out.add(str(ls.uuid))
 
 
-def nb(
-    idl: Any, chassis: str, bound: frozenset[str], lsp_of: Callable[[Any], LspView] = lsp_view
-) -> Conditions:
+def nb(idl: Any, chassis: str, bound: frozenset[str], views: RowViews | None = None) -> Conditions:
     """NB rows that concern this chassis, given the logical ports bound on it (from SB).
-    ``lsp_of``: the view of a switch port row (made once per row change by the reader).
+    ``views``: what the reader made of each row (kept until the row changes).
 
     What is reached is found anew from this chassis' own roots (the ports bound here, its
     gateway ports, the router pinned here) through the rows received, to the least fixed
@@ -130,9 +121,14 @@ def nb(
     announced in full (a distributed router whose last local port went) is not reached any
     more, and its rows go."""
     t = idl.tables
+    rv = views or RowViews()
+    lsp_of = rv.cache("Logical_Switch_Port", lsp_view)
+    lrp_of = rv.cache("Logical_Router_Port", lrp_view)
+    lr_of = rv.cache("Logical_Router", router_view)
     lsps = [lsp_of(p) for p in t["Logical_Switch_Port"].rows.values()]
-    by_uuid = {v.uuid: v for v in lsps}
-    lrps = {str(r.uuid): r for r in t["Logical_Router_Port"].rows.values()}
+    by_uuid = {x.uuid: x for x in lsps}
+    lrps = {str(r.uuid): lrp_of(r) for r in t["Logical_Router_Port"].rows.values()}
+    lrs = [(str(lr.uuid), lr_of(lr)) for lr in t["Logical_Router"].rows.values()]
     switches = list(t["Logical_Switch"].rows.values())
     bound_lsps = {p.uuid for p in lsps if p.name in bound}
     gateways = {name[3:] for name in bound if name.startswith("cr-")}
@@ -142,8 +138,7 @@ def nb(
     ha = {str(r.uuid) for r in t["HA_Chassis"].rows.values()}
     groups = {str(r.uuid) for r in t["HA_Chassis_Group"].rows.values()}
     standby = {u for u, r in lrps.items()
-               if standby_gwc.intersection(_refs(r, "gateway_chassis"))
-               or groups.intersection(_refs(r, "ha_chassis_group"))}  # fmt: skip
+               if standby_gwc & r.gateway_chassis or groups & r.ha_group}  # fmt: skip
     # the local switches (a port bound here), then, round by round, the routers reached
     # through them and the switches behind the routers announced in full here
     wanted_lsps: set[str] = set()
@@ -155,10 +150,10 @@ def nb(
     while True:
         # routers are reached through the switches reached, as ovn-controller follows patch
         # ports from its local datapaths
-        peers = {r for u in wanted_lsps if (v := by_uuid.get(u)) is not None
-                 and v.type == "router" and (r := v.router_port) is not None}  # fmt: skip
+        peers = {r for u in wanted_lsps if (x := by_uuid.get(u)) is not None
+                 and x.type == "router" and (r := x.router_port) is not None}  # fmt: skip
         local_lrps = sorted({u for u, r in lrps.items() if r.name in peers | gateways} | standby)
-        reached = _reached(t["Logical_Router"].rows.values(), chassis, set(local_lrps))
+        reached = _reached(lrs, chassis, set(local_lrps))
         full_names = _full(reached, lrps, chassis, gateways, standby)
         more = {p.uuid for p in lsps if p.type == "router" and p.router_port in full_names}
         if more <= full_peers:
@@ -169,14 +164,14 @@ def nb(
     wanted_lrps: set[str] = set()
     nats: set[str] = set()
     for lr in reached:
-        wanted_lrps.update(_refs(lr, "ports"))
-        nats.update(_refs(lr, "nat"))
-        lbs.update(_refs(lr, "load_balancer"))
-        lb_groups.update(_refs(lr, "load_balancer_group"))
+        wanted_lrps.update(map(str, lr.ports))
+        nats.update(map(str, lr.nats))
+        lbs.update(map(str, lr.lbs))
+        lb_groups.update(map(str, lr.groups))
     statics = any(
         "static" in lr.options.get(OPT_REDISTRIBUTE, "")
         for lr in reached
-        if any(lrps[u].name in full_names for u in _refs(lr, "ports") if u in lrps)
+        if any(lrps[str(u)].name in full_names for u in lr.ports if str(u) in lrps)
     )
     routers = [_pinned(chassis), *_holding("ports", local_lrps)]
     # the load balancers of the groups received (a group is asked by its UUID first)
@@ -216,21 +211,22 @@ def nb(
     }
 
 
-def _reached(routers: Iterable[Any], chassis: str, lrps: set[str]) -> list[Any]:
+def _reached(routers: Iterable[tuple[str, HolderView]], chassis: str,
+             lrps: set[str]) -> list[HolderView]:  # fmt: skip
     """The routers pinned here or holding one of ``lrps`` (UUIDs), but never a router pinned
     to another chassis (a gateway router of another chassis, reached through a shared
     switch)."""
     out = []
-    for lr in routers:
+    for _uuid, lr in routers:
         pin = lr.options.get("chassis")
-        if pin == chassis or (pin is None and lrps.intersection(_refs(lr, "ports"))):
+        if pin == chassis or (pin is None and lrps.intersection(map(str, lr.ports))):
             out.append(lr)
     return out
 
 
 def _full(
-    routers: Iterable[Any], lrps: Mapping[str, Any], chassis: str, gateways: set[str],
-    standby: set[str],
+    routers: Iterable[HolderView], lrps: Mapping[str, LrpView], chassis: str,
+    gateways: set[str], standby: set[str],
 ) -> set[str]:  # fmt: skip
     """The names of the router ports of the routers announced in full here: dynamic routing
     on and a gateway here (or one it may host: a standby has what it needs before a
@@ -240,11 +236,11 @@ def _full(
         options = lr.options
         if not _true(options, OPT_ENABLED):
             continue
-        mine = [(u, lrps[u]) for u in _refs(lr, "ports") if u in lrps]
+        mine = [(str(u), lrps[str(u)]) for u in lr.ports if str(u) in lrps]
         hosted = options.get("chassis") == chassis or any(
             r.name in gateways or u in standby for u, r in mine
         )
-        distributed = "chassis" not in options and not any(is_gateway_port(r) for _u, r in mine)
+        distributed = "chassis" not in options and not any(r.gateway for _u, r in mine)
         if hosted or (distributed and not _true(options, OPT_LOCAL_ONLY)):
             out.update(r.name for _u, r in mine)
     return out

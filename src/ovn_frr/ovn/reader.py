@@ -24,10 +24,9 @@ import operator
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from ovn_frr.core.advertise import redistributes_static
-from ovn_frr.core.model import Address, Interface
 from ovn_frr.core.ovn import (
     LogicalRouter,
     LogicalSwitch,
@@ -43,9 +42,22 @@ from ovn_frr.ovn.changes import Changes
 from ovn_frr.ovn.db import OvsdbConnection
 from ovn_frr.ovn.jsonrpc import Client
 from ovn_frr.ovn.sbmonitor import SbMonitor
-from ovn_frr.ovn.views import LspView, RowViews, addr, binding_here, lsp_view, referenced
+from ovn_frr.ovn.views import (
+    HolderView,
+    RowViews,
+    addr,
+    binding_here,
+    group_view,
+    lb_vips,
+    lrp_view,
+    lsp_view,
+    nat_view,
+    router_view,
+    switch_view,
+)
 
 log = logging.getLogger(__name__)
+V = TypeVar("V")
 
 NB_TABLES = {
     "Logical_Router": ["name", "options", "ports", "nat", "load_balancer", "load_balancer_group"],
@@ -90,40 +102,6 @@ def bound_ports(sb_idl: Any) -> frozenset[str]:
 # --- NB rows -> core values -------------------------------------------------------------------
 
 
-def _ifaces(owner: str, networks: Sequence[str], problems: list[str]) -> tuple[Interface, ...]:
-    out = []
-    for n in networks:
-        try:
-            out.append(ipaddress.ip_interface(n))
-        except ValueError:
-            problems.append(f"router port {owner}: network {n!r} is not an address/length")
-    return tuple(out)
-
-
-def vip_address(vip: str) -> Address | None:
-    """An LB VIP key: ``IP``, ``IP:PORT`` or ``[IPv6]:PORT``."""
-    if vip.startswith("["):
-        return addr(vip[1 : vip.index("]")] if "]" in vip else vip)
-    if vip.count(":") == 1:
-        return addr(vip.split(":", maxsplit=1)[0])
-    return addr(vip)
-
-
-def _lbs(row: Any) -> list[Any]:
-    """A router's or switch's load balancers: its own and those of its load balancer groups
-    (each once, as ovn-northd takes them)."""
-    lbs = {str(lb.uuid): lb for lb in row.load_balancer}
-    for group in row.load_balancer_group:
-        lbs.update((str(lb.uuid), lb) for lb in group.load_balancer)
-    return [lbs[u] for u in sorted(lbs)]
-
-
-def _vips(lb: Any) -> tuple[Vip, ...]:
-    options = dict(lb.options)
-    return tuple(Vip.of(lb.name, a, options) for key in lb.vips
-                 if (a := vip_address(key)) is not None)  # fmt: skip
-
-
 @dataclass(frozen=True, slots=True)
 class StaticRow:
     """A Logical_Router_Static_Route row no ovn-frr wrote, before its router is known."""
@@ -137,60 +115,99 @@ class StaticRow:
 _name = operator.attrgetter("name")
 
 
-def read_nb(
-    nb_idl: Any, chassis: str, bound: frozenset[str], lsp_of: Callable[[Any], LspView] = lsp_view
-) -> tuple[OvnState, tuple[StaticRow, ...]]:
-    """The state (its static routes still without routers) and the foreign static rows (call
-    with the IDL quiescent). ``bound``: logical ports bound on this chassis; ``lsp_of``: the
-    view of a switch port row (:class:`~ovn_frr.ovn.views.RowCache`)."""
-    t = nb_idl.tables
-    problems: list[str] = []
-    switches: dict[str, LogicalSwitch] = {}
-    switch_of: dict[str, str] = {}  # router port name -> the UUID of the switch behind it
-    lsp_rows = t["Logical_Switch_Port"].rows
-    for ls in t["Logical_Switch"].rows.values():
-        uuid = str(ls.uuid)
-        lsps = []
-        for lsp in referenced(ls, "ports", lsp_rows):
-            v = lsp_of(lsp)
-            if v.type == "router":
-                if v.router_port is not None:
-                    switch_of[v.router_port] = uuid
+class _Rows:
+    """The views of an IDL's rows by UUID (None for a row it lacks), made once per row change
+    (``views``)."""
+
+    def __init__(self, nb_idl: Any, views: RowViews) -> None:
+        self.t = nb_idl.tables
+        self.views = views
+        self.lsp = self._of("Logical_Switch_Port", lsp_view)
+        self.lrp = self._of("Logical_Router_Port", lrp_view)
+        self.nat = self._of("NAT", nat_view)
+        self.lb = self._of("Load_Balancer", lb_vips)
+        self.group = self._of("Load_Balancer_Group", group_view)
+
+    def _of(self, table: str, make: Callable[[Any], V]) -> Callable[[Any], V | None]:
+        rows, cache = self.t[table].rows, self.views.cache(table, make)
+
+        def get(uuid: Any) -> V | None:
+            row = rows.get(uuid)
+            return None if row is None else cache(row)
+
+        return get
+
+    def vips(self, holder: HolderView) -> tuple[Vip, ...]:
+        """Its load balancers' VIPs: its own and its groups' (each once, as ovn-northd)."""
+        lbs = set(holder.lbs)
+        for g in holder.groups:
+            lbs.update(self.group(g) or ())
+        return tuple(x for u in sorted(lbs) for x in (self.lb(u) or ()))
+
+    def switches(self, bound: frozenset[str]) -> tuple[dict[str, LogicalSwitch], dict[str, str]]:
+        """The switches by UUID, and router port name -> the UUID of the switch behind it."""
+        switches: dict[str, LogicalSwitch] = {}
+        behind: dict[str, str] = {}
+        cache = self.views.cache("Logical_Switch", switch_view)
+        for ls in self.t["Logical_Switch"].rows.values():
+            uuid, sv = str(ls.uuid), cache(ls)
+            lsps = []
+            for pu in sv.ports:
+                if (p := self.lsp(pu)) is None:
+                    continue
+                if p.type == "router":
+                    if p.router_port is not None:
+                        behind[p.router_port] = uuid
+                    continue
+                lsps.append(p.bound if p.name in bound else p.port)
+            lsps.sort(key=_name)
+            switches[uuid] = LogicalSwitch(uuid, sv.name, tuple(lsps), self.vips(sv),
+                                           dict(sv.options))  # fmt: skip
+        return switches, behind
+
+    def router(self, lr: Any, chassis: str, bound: frozenset[str], behind: Mapping[str, str],
+               problems: list[str]) -> LogicalRouter:  # fmt: skip
+        rv = self.views.cache("Logical_Router", router_view)(lr)
+        pinned = rv.options.get("chassis") == chassis
+        ports = []
+        for pu in rv.ports:
+            if (lrp := self.lrp(pu)) is None:
                 continue
-            lsps.append(v.bound if v.name in bound else v.port)
-        lsps.sort(key=_name)
-        vips = tuple(v for lb in _lbs(ls) for v in _vips(lb))
-        switches[uuid] = LogicalSwitch(uuid, ls.name, tuple(lsps), vips, dict(ls.other_config))
-    routers = []
-    for lr in t["Logical_Router"].rows.values():
-        options = dict(lr.options)
-        pinned = options.get("chassis") == chassis
-        ports = tuple(
-            RouterPort.of(
-                lrp.name,
-                _ifaces(lrp.name, lrp.networks, problems),
-                dict(lrp.options),
-                f"cr-{lrp.name}" in bound,
-                switch_of.get(lrp.name, ""),
-                conditions.is_gateway_port(lrp),
-            )
-            for lrp in lr.ports
-        )
+            problems += [f"router port {lrp.name}: network {n!r} is not an address/length"
+                         for n in lrp.bad]  # fmt: skip
+            ports.append(RouterPort.of(lrp.name, lrp.networks, lrp.options,
+                                       f"cr-{lrp.name}" in bound, behind.get(lrp.name, ""),
+                                       lrp.gateway))  # fmt: skip
         gateway_here = pinned or any(p.bound_here for p in ports)
         nats = []
-        for nat in lr.nat:
+        for nu in rv.nats:
+            if (nat := self.nat(nu)) is None:
+                continue
             ext = addr(nat.external_ip)
             if ext is None:
-                problems.append(f"NAT on {lr.name}: external_ip {nat.external_ip!r} "
+                problems.append(f"NAT on {rv.name}: external_ip {nat.external_ip!r} "
                                 "is not an IP address")  # fmt: skip
                 continue
             # a distributed dnat_and_snat is served where its logical port is bound
-            distributed = nat.type == "dnat_and_snat" and nat.logical_port and nat.external_mac
-            here = nat.logical_port[0] in bound if distributed else gateway_here
-            nats.append(Nat.of(lr.name, ext, dict(nat.options), here, nat.type))
-        vips = tuple(v for lb in _lbs(lr) for v in _vips(lb))
-        routers.append(LogicalRouter.of(lr.name, options, ports, tuple(nats), vips, pinned,
-                                        str(lr.uuid)))  # fmt: skip
+            here = nat.distributed_port in bound if nat.distributed_port else gateway_here
+            nats.append(Nat.of(rv.name, ext, nat.options, here, nat.type))
+        return LogicalRouter.of(rv.name, rv.options, tuple(ports), tuple(nats), self.vips(rv),
+                                pinned, str(lr.uuid))  # fmt: skip
+
+
+def read_nb(
+    nb_idl: Any, chassis: str, bound: frozenset[str], views: RowViews | None = None
+) -> tuple[OvnState, tuple[StaticRow, ...]]:
+    """The state (its static routes still without routers) and the foreign static rows (call
+    with the IDL quiescent). ``bound``: logical ports bound on this chassis; ``views``: what
+    was made of each row, kept until it changes (:class:`~ovn_frr.ovn.views.RowViews`, synced
+    by the caller; default: made anew)."""
+    t = nb_idl.tables
+    rows = _Rows(nb_idl, views or RowViews())
+    problems: list[str] = []
+    switches, behind = rows.switches(bound)
+    routers = [rows.router(lr, chassis, bound, behind, problems)
+               for lr in t["Logical_Router"].rows.values()]  # fmt: skip
     statics = tuple(
         StaticRow(str(r.uuid), r.ip_prefix, r.policy[0] if r.policy else "dst-ip", dict(r.options))
         for r in t[LRSR].rows.values()
@@ -262,9 +279,15 @@ class OvnReader:
         self._handed_at: float | None = None
         #: what was made of NB rows, until they change
         self._views = RowViews()
-        #: bumped by both monitors on any change (what a settling read waits for)
+        #: bumped by both monitors on any change (what a settling read waits for), and its
+        #: count when the last read's data was taken
         self.changes = Changes()
+        self.seen_count = -1
         nb.changes = sb.changes = self.changes
+
+    @property
+    def change_count(self) -> int:
+        return self.changes.count
 
     def start(self) -> None:
         """Connect NB's IDL and SB's monitor (again after a failed start); raises OvnError."""
@@ -288,33 +311,38 @@ class OvnReader:
         deadline = self.clock() + wait_s
         while True:
             seen = self.changes.count
-            state, rows, settled = self._read_once()
+            stale_ok = (self._handed_at is not None
+                        and self.clock() - self._handed_at >= self.max_settle_s)  # fmt: skip
+            found = self._read_once(stale_ok)
+            self.seen_count = seen
             now = self.clock()
-            stale_ok = self._handed_at is not None and now - self._handed_at >= self.max_settle_s
-            if settled or stale_ok:
+            if found is not None:
                 self._handed_at = now
-                return self._with_statics(state, rows)
+                return self._with_statics(*found)
             self.settling += 1
             left = deadline - now
             if left <= 0:
                 return None
             self.changes.wait(seen, left)  # NB or SB: what was asked for, or anything
 
-    def _read_once(self) -> tuple[OvnState, tuple[StaticRow, ...], bool]:
-        """One read of both monitors: the state (static routes without routers yet), the
-        foreign static rows, and whether every condition is in force."""
+    def _read_once(self, anyway: bool) -> tuple[OvnState, tuple[StaticRow, ...]] | None:
+        """One read of both monitors: the state (static routes without routers yet) and the
+        foreign static rows, or None while a condition is not in force (the state is not even
+        made then, unless ``anyway``: half of a change's reads are of this kind)."""
         sb = self.sb.bindings()
         bound, sb_pending = sb.ports, not sb.settled
 
-        def nb(idl: Any) -> tuple[conditions.Conditions, OvnState, tuple[StaticRow, ...]]:
+        def nb(idl: Any) -> tuple[OvnState, tuple[StaticRow, ...]] | None:
             self._views.sync(idl)
-            lsp_of = self._views.cache("Logical_Switch_Port", lsp_view)
-            return (conditions.nb(idl, self.chassis, bound, lsp_of),
-                    *read_nb(idl, self.chassis, bound, lsp_of))  # fmt: skip
+            # the conditions first, under the same lock as the state: what they ask for is
+            # what this state lacks
+            pending = self.nb.set_conditions(conditions.nb(idl, self.chassis, bound,
+                                                           self._views))  # fmt: skip
+            if (pending or sb_pending) and not anyway:
+                return None
+            return read_nb(idl, self.chassis, bound, self._views)
 
-        nb_conditions, state, rows = self.nb.read(nb)
-        pending = self.nb.set_conditions(nb_conditions) or sb_pending
-        return state, rows, not pending
+        return self.nb.read(nb)
 
     def _with_statics(self, state: OvnState, rows: tuple[StaticRow, ...]) -> OvnState:
         if not redistributes_static(state):

@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from ovn_frr.core.model import Address
-from ovn_frr.core.ovn import SwitchPort
+from ovn_frr.core.model import Address, Interface
+from ovn_frr.core.ovn import SwitchPort, Vip
 
 V = TypeVar("V")
 
@@ -146,3 +146,102 @@ def binding_here(pb: Any, chassis_rows: Mapping[Any, Any]) -> str | None:
         return None
     port = data.get("logical_port")
     return None if port is None else str(port.as_scalar())
+
+
+# --- routers, their ports, NATs, load balancers, switches -------------------------------------
+
+
+def refs(row: Any, column: str) -> tuple[Any, ...]:
+    """The UUIDs a reference column holds, in the order the IDL gives them (sorted), without
+    converting the rows (also of rows this IDL does not monitor)."""
+    datum = row._data.get(column) if row._data is not None else None
+    return () if datum is None else tuple(sorted(atom.value for atom in datum.values))
+
+
+def _map(row: Any, column: str) -> dict[str, str]:
+    return dict(getattr(row, column))
+
+
+@dataclass(frozen=True, slots=True)
+class LrpView:
+    name: str
+    networks: tuple[Interface, ...]
+    #: networks that are no address/length (a problem each)
+    bad: tuple[str, ...]
+    options: Mapping[str, str]
+    #: a distributed gateway port (gateway chassis, an HA chassis group, redirect-chassis)
+    gateway: bool
+    #: its Gateway_Chassis rows and HA chassis group (UUIDs as text)
+    gateway_chassis: frozenset[str] = frozenset()
+    ha_group: frozenset[str] = frozenset()
+
+
+def lrp_view(lrp: Any) -> LrpView:
+    good, bad = [], []
+    for n in lrp.networks:
+        try:
+            good.append(ipaddress.ip_interface(n))
+        except ValueError:
+            bad.append(n)
+    options = _map(lrp, "options")
+    gwc = frozenset(str(u) for u in refs(lrp, "gateway_chassis"))
+    group = frozenset(str(u) for u in refs(lrp, "ha_chassis_group"))
+    gateway = bool(gwc or group or "redirect-chassis" in options)
+    return LrpView(lrp.name, tuple(good), tuple(bad), options, gateway, gwc, group)
+
+
+@dataclass(frozen=True, slots=True)
+class NatView:
+    external_ip: str
+    type: str
+    options: Mapping[str, str]
+    #: a distributed dnat_and_snat (logical_port and external_mac): its logical port
+    distributed_port: str
+
+
+def nat_view(nat: Any) -> NatView:
+    distributed = nat.type == "dnat_and_snat" and nat.logical_port and nat.external_mac
+    return NatView(nat.external_ip, nat.type, _map(nat, "options"),
+                   nat.logical_port[0] if distributed else "")  # fmt: skip
+
+
+def vip_address(vip: str) -> Address | None:
+    """An LB VIP key: ``IP``, ``IP:PORT`` or ``[IPv6]:PORT``."""
+    if vip.startswith("["):
+        return addr(vip[1 : vip.index("]")] if "]" in vip else vip)
+    if vip.count(":") == 1:
+        return addr(vip.split(":", maxsplit=1)[0])
+    return addr(vip)
+
+
+def lb_vips(lb: Any) -> tuple[Vip, ...]:
+    options = _map(lb, "options")
+    return tuple(Vip.of(lb.name, a, options) for key in lb.vips
+                 if (a := vip_address(key)) is not None)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class HolderView:
+    """A router's or switch's row: its name, options (``options`` or ``other_config``) and
+    references (ports, NATs, load balancers and their groups)."""
+
+    name: str
+    options: Mapping[str, str]
+    ports: tuple[Any, ...]
+    nats: tuple[Any, ...]
+    lbs: tuple[Any, ...]
+    groups: tuple[Any, ...]
+
+
+def router_view(lr: Any) -> HolderView:
+    return HolderView(lr.name, _map(lr, "options"), refs(lr, "ports"), refs(lr, "nat"),
+                      refs(lr, "load_balancer"), refs(lr, "load_balancer_group"))  # fmt: skip
+
+
+def switch_view(ls: Any) -> HolderView:
+    return HolderView(ls.name, _map(ls, "other_config"), refs(ls, "ports"), (),
+                      refs(ls, "load_balancer"), refs(ls, "load_balancer_group"))  # fmt: skip
+
+
+def group_view(group: Any) -> tuple[Any, ...]:
+    return refs(group, "load_balancer")

@@ -178,12 +178,15 @@ class Runner:
             await self._wait(stopper)
             if stop.is_set():
                 break
-            pause = last + self.debounce - self.clock()
+            woke = self.clock()
+            pause = last + self.debounce - woke
             if pause > 0:  # at most one step per debounce; a lone change goes at once
                 await asyncio.sleep(pause)
             self.wake.clear()
             last = self.clock()
             self.next_due = await self.step_once()
+            log.debug("reconciler_step reconciler=%s waited_ms=%.1f ms=%.1f", self.name,
+                      (last - woke) * 1e3, (self.clock() - last) * 1e3)  # fmt: skip
 
     def _failed(self, exc: Exception) -> float:
         """Record a failure; returns the back-off before the next attempt."""

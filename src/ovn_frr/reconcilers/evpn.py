@@ -20,7 +20,7 @@ import dataclasses
 import itertools
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,7 +35,7 @@ from ovn_frr.core.evpn import (
     parse_mac,
 )
 from ovn_frr.core.model import Network
-from ovn_frr.core.ovn import OvnState
+from ovn_frr.core.ovn import LogicalSwitch, OvnState
 from ovn_frr.kernel.evpn import KernelEvpn, Link, VniSpec
 from ovn_frr.kernel.monitor import KernelMonitor
 from ovn_frr.ovn.errors import OvnError
@@ -154,6 +154,12 @@ class EvpnReconciler:
         self._teardown_checked = False
         #: VNI -> its entries as the last pass read them (worker thread only): see :meth:`_seen`
         self._reads: dict[int, KernelRead] = {}
+        #: the switches the intent was made of; the intent and the kernel monitor's count the
+        #: last pass was made for, and when the next check is due without a change
+        self._switches: Mapping[str, LogicalSwitch] | None = None
+        self._passed: EvpnIntent | None = None
+        self._events = -1
+        self._due: float | None = None
 
     def _device_names(self) -> frozenset[str]:
         return frozenset(n for sw in self.intent.switches for n in sw.devices.kernel())
@@ -165,13 +171,21 @@ class EvpnReconciler:
         state = self.ovn.value
         if state is None:
             return None  # nothing known yet: what is in place stays
-        # on the pipeline's thread: 10k ports of a switch are ~0.1 s the event loop would wait
-        t0 = self.clock()
-        intent = await self.io(evpn_intent, state)
-        log.debug("evpn_intent ms=%.0f", (self.clock() - t0) * 1e3)
-        for line in sorted(set(intent.problems) - set(self.intent.problems)):
-            log.warning("evpn_intent_problem %s", line)
-        self.intent = intent
+        # the intent is the switches' alone: a change elsewhere (a NAT, a router) costs a
+        # comparison here, and no pass (it must not take CPU from the announcement it is)
+        if self._switches is None or state.switches != self._switches:
+            # on the pipeline's thread: 10k ports of a switch are ~0.1 s the loop would wait
+            t0 = self.clock()
+            intent = await self.io(evpn_intent, state)
+            log.debug("evpn_intent ms=%.0f", (self.clock() - t0) * 1e3)
+            for line in sorted(set(intent.problems) - set(self.intent.problems)):
+                log.warning("evpn_intent_problem %s", line)
+            self.intent, self._switches = intent, state.switches
+        events = self._monitor.events if self._monitor is not None else 0
+        quiet = (self.intent is self._passed and events == self._events
+                 and self._due is not None and self.clock() < self._due)  # fmt: skip
+        if quiet:  # nothing it serves changed, in OVN or in the kernel, and no check is due
+            return self._due
         if not self.settings.active:
             if not self._teardown_checked:  # what an earlier run built goes (once it did)
                 self.last = await self.io(self._teardown)
@@ -181,13 +195,16 @@ class EvpnReconciler:
         if self._monitor is not None and not self._monitor_started:
             self._monitor_started = True
             await self._monitor.start()
-        self.last = await self.io(self._pass, self.intent)
+        intent = self.intent
+        self.last = await self.io(self._pass, intent)
+        self._passed, self._events = intent, events  # (after a pass that did not fail)
         self.written_total += self.last.written
         self.wiring.publish(self.last.wiring)
         waiting = any(v.wiring is None for v in self.last.vnis)  # ovn-controller's patch port
-        return self.clock() + (
+        self._due = self.clock() + (
             min(0.5, self.settings.check_s) if waiting else self.settings.check_s
         )
+        return self._due
 
     # --- one pass, on the worker thread -------------------------------------------------------
 

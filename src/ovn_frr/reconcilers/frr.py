@@ -41,7 +41,11 @@ class Frr(Protocol):
 
     def apply_batch(self, config: str) -> tuple[LineError, ...]: ...
 
-    def show_json(self, command: str) -> Any: ...
+    def show_json(self, command: str, daemon: str | None = None) -> Any: ...
+
+    def close(self) -> None:
+        """Let go of the daemons' sockets."""
+        ...
 
 
 class FrrReconciler:
@@ -101,6 +105,7 @@ class FrrReconciler:
             self._observer = asyncio.ensure_future(self._observe())
             # should it end, the next step (woken now) says so and starts it again
             self._observer.add_done_callback(lambda _f: self._observation.notify())
+        t0 = self.clock()
         text = await self.io(self.desired)  # 10k networks: ~80 ms, not on the event loop
         adopt = self.networks.value is None
         started = self.clock()
@@ -122,6 +127,9 @@ class FrrReconciler:
         self.reachable = True
         now = self.clock()
         if result.sent:
+            log.debug("frr_step render_ms=%.1f check_ms=%.1f vtysh_ms=%.1f lines=%d",
+                      (started - t0) * 1e3, (now - started) * 1e3,
+                      self.applier.batch_s * 1e3, result.sent)  # fmt: skip
             self.last = result
             self.last_sent_at = now
             self.last_ms = (now - started) * 1000
@@ -141,8 +149,9 @@ class FrrReconciler:
                 running = await self.show(self.frr.running_config)
                 self._observed = (running, generation)
                 self._observation.notify()
-                summary = await self.show(self.frr.show_json, "show bgp vrf all summary json")
-                bfd = (await self.show(self.frr.show_json, "show bfd peers json")
+                summary = await self.show(self.frr.show_json, "show bgp vrf all summary json",
+                                          "bgpd")  # fmt: skip
+                bfd = (await self.show(self.frr.show_json, "show bfd peers json", "bfdd")
                        if self._with_bfd else [])  # fmt: skip
                 self.sessions = sessions(summary, bfd)
             except VtyshError as exc:
@@ -278,3 +287,4 @@ class FrrReconciler:
             self._observer.cancel()
         self.io.close()
         self.show.close()
+        self.frr.close()

@@ -52,6 +52,17 @@ class Reader(Protocol):
 
     def close(self) -> None: ...
 
+    @property
+    def change_count(self) -> int:
+        """Grows with every change either monitor saw."""
+        ...
+
+    @property
+    def seen_count(self) -> int:
+        """:attr:`change_count` when the last read took its data (it saw every change
+        before)."""
+        ...
+
 
 class OvnWatch:
     name = "ovn"
@@ -73,13 +84,18 @@ class OvnWatch:
         self._problems: tuple[str, ...] = ()
         #: the last read found the monitors' conditions not yet in force
         self.settling = False
+        #: the monitors' change count when the last read started
+        self._read_count = -1
 
     async def step(self) -> float | None:
         started = self.clock()
         last = self.out.value
+        if last is not None and not self.settling and self.reader.change_count == self._read_count:
+            return None  # woken by what the last read already saw (its own condition acks)
         # read and compare with the last state on this pipeline's thread (a large NB: the
         # event loop must not wait for either)
         state, same = await self.io(self._read, last)
+        self._read_count = self.reader.seen_count
         if state is None:
             # rows are on their way (their arrival wakes this pipeline; look again in a
             # second regardless): the last state holds until then

@@ -29,6 +29,7 @@ from ovn_frr.core.vrf import (
     L3vniPlan,
     Type5Hops,
     VrfConfig,
+    VrfNeed,
     VrfPlan,
     needed_vrfs,
     plan_l3vnis,
@@ -102,10 +103,29 @@ class VrfReconciler:
         self.removed = 0
         #: the last failure to change the kernel's VRFs ("" none since a success)
         self._failed = ""
+        #: what the last pass was made of, and when the next is due without a change
+        self._inputs: object = None
+        self._due: float | None = None
 
     async def step(self) -> float | None:
         state = self.ovn.value
         needed = needed_vrfs(state, self.config)
+        # what the pass depends on: the VRFs needed, and with an L3VNI the EVPN switches and
+        # the announcements; anything else changing (a NAT, a port) costs no kernel read
+        inputs = (needed, self._l3_inputs(state))
+        if inputs == self._inputs and self._due is not None and self.clock() < self._due:
+            return self._due
+        self._due = await self._pass(state, needed)
+        self._inputs = inputs
+        return self._due
+
+    def _l3_inputs(self, state: OvnState | None) -> object:
+        if not self.config.l3vnis:
+            return None
+        switches = None if state is None else state.switches
+        return (switches, self.networks.value)
+
+    async def _pass(self, state: OvnState | None, needed: Mapping[str, VrfNeed]) -> float:
         names = [*needed, *(i for n in needed.values() for i in n.interfaces)]
         kernel, links = await self.io(self.kernel.read, names)
         tables = {v.name: v.table for v in kernel}
