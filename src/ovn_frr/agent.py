@@ -25,7 +25,7 @@ from ovn_frr import __version__
 from ovn_frr.config import NodeConfig
 from ovn_frr.config.convert import evpn_uses, frr_settings, import_policy, vrf_config, vtep_ip
 from ovn_frr.core.evpn import LOCALNET_OWNER
-from ovn_frr.core.ovn import OvnState
+from ovn_frr.core.ovn import PORT_MAPPING, OvnState
 from ovn_frr.core.vrf import Type5Hops
 from ovn_frr.fpm.peer import ZebraCheck
 from ovn_frr.fpm.rib import Rib
@@ -112,12 +112,14 @@ class Agent:
         self.metrics = Metrics(lambda: samples(self.runners))
         reconcilers: list[Reconciler] = [
             OvnWatch(OvnReader(nb, sb, chassis, imp.resync_s, clock), ovsdb_changed, state,
-                     clock),
+                     clock, cfg.bgp.vrf_map),
             ImportReconciler(self.rib, self.fpm.counters, fpm_changed, state,
                              BulkWriter(nb.remote, chassis),
                              import_policy(cfg, self.versions.ovn_mixed_family_routes),
                              imp.resync_s, clock, ifnames, vrf_tables, type5,
-                             SelfRouteCheck(lambda: zebra_routes(vtysh), imp.stale_check_s)),
+                             SelfRouteCheck(lambda: zebra_routes(vtysh), imp.stale_check_s),
+                             lambda: LocalOvs(cfg.ovs.db, cfg.ovs.rundir).external_id(
+                                 PORT_MAPPING)),
             AdvertiseReconciler(state, networks),
             FrrReconciler(frr_settings(cfg, self.versions.frr_withdraws_while_coalescing),
                           vtysh, networks, cfg.agent.frr_check_ms / 1000,

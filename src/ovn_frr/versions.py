@@ -89,8 +89,9 @@ class Versions:
 
     @property
     def ovn_mixed_family_routes(self) -> bool:
-        """OVN 24.09+ routes IPv4 prefixes via IPv6 next hops (RFC 5549 / unnumbered BGP)."""
-        return self.ovn is not None and self.ovn >= Version(24, 9)
+        """OVN 25.03+ routes IPv4 prefixes via IPv6 next hops (RFC 5549 / unnumbered BGP; ovn-northd
+        commit 559924291, first in v25.03.0)."""
+        return self.ovn is not None and self.ovn >= Version(25, 3)
 
     @property
     def ovn_native_evpn(self) -> bool:

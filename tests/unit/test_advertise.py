@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import replace
 
-from ovn_frr.core.advertise import announcements, prefixes_by_vrf
+from ovn_frr.core.advertise import announcements, prefixes_by_vrf, served_here
 from ovn_frr.core.ovn import (
     LogicalRouter,
     LogicalSwitch,
@@ -35,7 +35,7 @@ PODS = LogicalSwitch(
     (Vip.of("svc", ip("10.96.0.10")),),
 )  # fmt: skip
 NODE_PORT = RouterPort.of("rtos-node1", (iface("10.244.1.1/24"),), switch="ls-uuid")
-UPLINK = RouterPort.of("rtoe-GR_node1", (iface("10.255.0.1/24"),), bound_here=True)
+UPLINK = RouterPort.of("rtoe-GR_node1", (iface("10.255.0.1/24"),), bound_here=True, switch="ext")
 
 
 def router(redistribute: str, **options: str) -> LogicalRouter:
@@ -55,35 +55,48 @@ def router(redistribute: str, **options: str) -> LogicalRouter:
     )
 
 
-STATIC = StaticRoute.of("u1", "GR_node1", net("10.50.0.0/16"))
+STATIC = StaticRoute.of("u1", "GR_node1", net("10.50.0.0/16"), nexthop="10.255.0.254")
 
 
 def state(*routers: LogicalRouter, statics: tuple[StaticRoute, ...] = (STATIC,)) -> OvnState:
     return OvnState(routers, {PODS.uuid: PODS}, statics)
 
 
-def prefixes(*routers: LogicalRouter) -> set[str]:
-    s = state(*routers)
+def prefixes(*routers: LogicalRouter, statics: tuple[StaticRoute, ...] = (STATIC,)) -> set[str]:
+    s = state(*routers, statics=statics)
     assert s.problems() == ()
     return {str(a.prefix) for a in announcements(s)}
 
 
 def test_each_class() -> None:
     assert prefixes(router("connected")) == {"10.244.1.0/24", "10.255.0.0/24"}
-    assert prefixes(router("connected-as-host")) == {"10.244.1.5/32", "10.244.1.6/32"}
+    # as OVN: every address behind the port, whether in its network or not, the router
+    # port's own too; the uplink is on no switch: nothing
+    assert prefixes(router("connected-as-host")) == {
+        "10.244.1.1/32", "10.244.1.5/32", "10.244.1.6/32", "192.168.9.9/32"
+    }  # fmt: skip
     assert prefixes(router("nat")) == {"172.20.0.10/32", "172.20.0.11/32"}
-    assert prefixes(router("lb")) == {"203.0.113.50/32", "10.96.0.10/32"}
+    # the router's own VIPs (once per gateway port); a switch's load balancer never
+    assert prefixes(router("lb")) == {"203.0.113.50/32"}
+    # through the port whose network holds its next hop
     assert prefixes(router("static")) == {"10.50.0.0/16"}
     assert prefixes(router("")) == set()
     off = LogicalRouter.of("off", {"dynamic-routing-redistribute": "connected"}, (UPLINK,))
     assert prefixes(off) == set()
 
 
+def test_connected_and_connected_as_host_is_host_routes_only() -> None:
+    assert prefixes(router("connected,connected-as-host")) == prefixes(router("connected-as-host"))
+
+
 def test_local_only_keeps_what_is_bound_here() -> None:
     got = prefixes(
         router("connected-as-host,nat", **{"dynamic-routing-redistribute-local-only": "true"})
     )
-    assert got == {"10.244.1.5/32", "172.20.0.10/32"}
+    # the router port is local everywhere; NATs of a router served here stand for its
+    # gateway port, which is here
+    assert got == {"10.244.1.1/32", "10.244.1.5/32", "192.168.9.9/32", "172.20.0.10/32",
+                   "172.20.0.11/32"}  # fmt: skip
 
 
 def test_local_only_connected_networks_follow_the_gateway() -> None:
@@ -93,63 +106,129 @@ def test_local_only_connected_networks_follow_the_gateway() -> None:
     tenant = RouterPort.of("lrp-t", (iface("10.100.0.1/24"),))
 
     def dgp(bound: bool) -> LogicalRouter:
-        gateway = RouterPort.of("lrp-gw", (iface("172.24.4.10/24"),), bound_here=bound)
+        gateway = RouterPort.of("lrp-gw", (iface("172.24.4.10/24"),), bound_here=bound,
+                                gateway=True, switch="ext")  # fmt: skip
         return LogicalRouter.of("neutron-r", options, ports=(gateway, tenant))
 
     assert prefixes(dgp(bound=True)) == {"10.100.0.0/24", "172.24.4.0/24"}
     assert prefixes(dgp(bound=False)) == set()
 
 
-def test_a_router_whose_gateway_is_elsewhere_is_announced_there_only() -> None:
-    """As OVN's own dynamic routing: the gateway chassis announces a router; another chassis
-    announces nothing of it, unless local-only, then what is bound on that chassis."""
+def test_a_router_is_announced_where_it_is_served_only() -> None:
+    """As OVN 26.03: the chassis of a router's gateway (pinned, or a gateway port's
+    chassisredirect binding) announces it; no other chassis, whatever its options; a router
+    pinned nowhere without gateway ports is announced by none."""
     elsewhere = RouterPort.of("rtoe-GR_node1", (iface("10.255.0.1/24"),), gateway=True)
     r = replace(router("connected,connected-as-host,nat,lb,static"),
                 ports=(NODE_PORT, elsewhere))  # fmt: skip
-    assert not r.gateway_here
+    assert not served_here(r)
     assert prefixes(r) == set()
     local = replace(r, routing=replace(r.routing, local_only=True))
-    assert prefixes(local) == {"10.244.1.5/32", "172.20.0.10/32"}
-    # pinned nowhere, no gateway port: the router is on every chassis, announced from each
+    assert prefixes(local) == set()
     everywhere = replace(r, ports=(NODE_PORT,))
-    assert everywhere.distributed
-    assert prefixes(everywhere) == {"10.244.1.0/24", "10.244.1.5/32", "10.244.1.6/32",
-                                    "172.20.0.10/32", "172.20.0.11/32", "10.96.0.10/32",
-                                    "203.0.113.50/32", "10.50.0.0/16"}  # fmt: skip
+    assert everywhere.distributed and prefixes(everywhere) == set()
     pinned = replace(everywhere, options={**r.options, "chassis": "node2"})
-    assert not pinned.distributed and prefixes(pinned) == set()
+    assert prefixes(pinned) == set()
 
 
 def test_a_pinned_router_is_local_for_everything() -> None:
-    r = router("nat", **{"dynamic-routing-redistribute-local-only": "true"})
+    r = router("nat", **{"dynamic-routing-redistribute-local-only": "true", "chassis": "node1"})
+    r = replace(r, ports=(NODE_PORT, replace(UPLINK, bound_here=False, gateway=False)))
     assert prefixes(replace(r, pinned_here=True)) == {"172.20.0.10/32", "172.20.0.11/32"}
+    assert prefixes(r) == set()
 
 
-def test_port_overrides_the_router_classes() -> None:
+def test_port_replaces_the_router_classes() -> None:
     override = {"dynamic-routing-redistribute": "connected-as-host"}
     port = RouterPort.of("rtos-node1", NODE_PORT.networks, override, switch="ls-uuid")
     r = replace(router("connected"), ports=(port, UPLINK))
-    assert prefixes(r) == {"10.244.1.5/32", "10.244.1.6/32", "10.255.0.0/24"}
+    assert prefixes(r) == {"10.244.1.1/32", "10.244.1.5/32", "10.244.1.6/32",
+                           "192.168.9.9/32", "10.255.0.0/24"}  # fmt: skip
+    none = RouterPort.of("rtos-node1", NODE_PORT.networks,
+                         {"dynamic-routing-redistribute": ""}, switch="ls-uuid")  # fmt: skip
+    assert prefixes(replace(r, ports=(none, UPLINK))) == {"10.255.0.0/24"}
 
 
-def test_bad_intent_is_reported_and_the_rest_still_announced() -> None:
+def test_an_unknown_class_is_ignored_and_noted() -> None:
     options = {"dynamic-routing": "true", "dynamic-routing-redistribute": "connected,bogus"}
-    bad = LogicalRouter.of("bad", options, ports=(RouterPort.of("p", (iface("10.1.0.1/24"),)),))
+    bad = LogicalRouter.of("bad", options, ports=(UPLINK,))
     s = state(bad, router("nat"))
     assert s.problems() == (
-        "router bad: dynamic-routing-redistribute='connected,bogus' has unknown class(es) bogus "
-        "(known: connected, connected-as-host, lb, nat, static)",
+        "router bad: dynamic-routing-redistribute='connected,bogus' has unknown class(es) "
+        "bogus, ignored (known: connected, connected-as-host, lb, nat, static)",
     )
-    assert {str(a.prefix) for a in announcements(s)} == {"172.20.0.10/32", "172.20.0.11/32"}
+    assert {str(a.prefix) for a in announcements(s)} == {
+        "10.255.0.0/24", "172.20.0.10/32", "172.20.0.11/32"
+    }  # fmt: skip
 
 
-def test_a_bad_port_option_leaves_out_that_port_only() -> None:
-    bad = RouterPort.of("rtos-node1", NODE_PORT.networks,
-                        {"dynamic-routing-redistribute": "conected"}, switch="ls-uuid")  # fmt: skip
-    s = state(replace(router("connected"), ports=(bad, UPLINK)))
-    assert len(s.problems()) == 1
-    assert "router port rtos-node1: dynamic-routing-redistribute='conected'" in s.problems()[0]
-    assert {str(a.prefix) for a in announcements(s)} == {"10.255.0.0/24"}
+def test_neighbours_nats_and_vips_are_announced_across_a_shared_switch() -> None:
+    """OVN announces the NATs and VIPs of the routers one hop away (whether they take part
+    themselves or not), and host routes for their ports on the switch."""
+    tenant = LogicalRouter.of(
+        "tenant", {}, ports=(RouterPort.of("t-ext", (iface("10.244.1.2/24"),), switch="ls-uuid"),),
+        nats=(Nat.of("tenant", ip("172.20.1.5")),),
+        vips=(Vip.of("t-lb", ip("203.0.113.77")),),
+    )  # fmt: skip
+    assert prefixes(router("nat"), tenant) >= {"172.20.1.5/32"}
+    assert "203.0.113.77/32" in prefixes(router("lb"), tenant)
+    assert "10.244.1.2/32" in prefixes(router("connected-as-host"), tenant)
+    # with local-only: the neighbour's VIP stands for its port (local everywhere: a plain
+    # router port), its NAT for nothing (no gateway port): both stay
+    lo = router("nat,lb", **{"dynamic-routing-redistribute-local-only": "true"})
+    assert {"172.20.1.5/32", "203.0.113.77/32"} <= prefixes(lo, tenant)
+
+
+def test_directly_peered_routers() -> None:
+    """A port peered with another router's port: host routes are the peer's addresses."""
+    mine = RouterPort.of("gr-to-core", (iface("10.2.0.1/30"),), peer="core-to-gr")
+    core = LogicalRouter.of(
+        "core", {}, ports=(RouterPort.of("core-to-gr", (iface("10.2.0.2/30"),),
+                                         peer="gr-to-core"),),
+        nats=(Nat.of("core", ip("172.20.9.9")),),
+    )  # fmt: skip
+    r = replace(router("connected-as-host,nat"), ports=(mine, UPLINK))
+    assert prefixes(r, core) == {"10.2.0.2/32", "172.20.0.10/32", "172.20.0.11/32",
+                                 "172.20.9.9/32"}  # fmt: skip
+
+
+def test_floating_ips_stand_for_their_vm_unless_centralized() -> None:
+    """A floating IP (logical port and MAC) with local-only is announced where its VM is;
+    with the gateway port's switch without a localnet port, OVN centralizes it: where the
+    gateway is."""
+    lo = {"dynamic-routing": "true", "dynamic-routing-redistribute": "nat",
+          "dynamic-routing-redistribute-local-only": "true"}  # fmt: skip
+    ext = LogicalSwitch("ext", "ext", (SwitchPort.of("ln", (), type="localnet"),))
+    gw = RouterPort.of("lrp-gw", (iface("172.24.4.10/24"),), bound_here=True, gateway=True,
+                       switch="ext")  # fmt: skip
+    fips = (Nat.of("r", ip("172.24.4.50"), bound_here=True, type="dnat_and_snat",
+                   logical_port="vm-here"),
+            Nat.of("r", ip("172.24.4.51"), bound_here=False, type="dnat_and_snat",
+                   logical_port="vm-there"))  # fmt: skip
+    r = LogicalRouter.of("r", lo, ports=(gw,), nats=fips)
+    s = OvnState((r,), {"ext": ext})
+    assert {str(a.prefix) for a in announcements(s)} == {"172.24.4.50/32"}
+    centralized = OvnState((r,), {"ext": replace(ext, ports=())})
+    assert {str(a.prefix) for a in announcements(centralized)} == {
+        "172.24.4.50/32", "172.24.4.51/32"
+    }  # fmt: skip
+
+
+def test_static_routes_leave_through_a_port() -> None:
+    routes = (
+        StaticRoute.of("a", "GR_node1", net("10.51.0.0/16"), nexthop="10.244.1.254"),
+        StaticRoute.of("b", "GR_node1", net("10.52.0.0/16"), nexthop="192.0.2.1"),  # no port
+        StaticRoute.of("c", "GR_node1", net("10.53.0.0/16"), nexthop="192.0.2.1",
+                       output_port="rtoe-GR_node1"),
+        StaticRoute.of("d", "GR_node1", net("10.54.0.0/16"), nexthop="discard"),
+        StaticRoute.of("e", "GR_node1", net("169.254.9.0/24"), nexthop="10.255.0.254"),
+    )  # fmt: skip
+    assert prefixes(router("static"), statics=routes) == {"10.51.0.0/16", "10.53.0.0/16"}
+    # the port's own classes decide: the node port announces no static route
+    only_connected = {"dynamic-routing-redistribute": "connected"}
+    quiet = RouterPort.of("rtos-node1", NODE_PORT.networks, only_connected, switch="ls-uuid")
+    r = replace(router("static"), ports=(quiet, UPLINK))
+    assert prefixes(r, statics=routes) == {"10.244.1.0/24", "10.53.0.0/16"}
 
 
 def test_vrf_and_sources() -> None:
@@ -171,8 +250,10 @@ def test_malformed_vrf_name_ignores_that_router() -> None:
 
 
 def test_mixed_families_sort_and_group_per_vrf() -> None:
-    s = state(router("static"), statics=(STATIC, StaticRoute.of("u2", "GR_node1",
-                                                                net("fd00:60::/64"))))  # fmt: skip
+    v6 = RouterPort.of("v6", (iface("fd00:255::1/64"),))
+    s = state(replace(router("static"), ports=(NODE_PORT, UPLINK, v6)),
+              statics=(STATIC, StaticRoute.of("u2", "GR_node1", net("fd00:60::/64"),
+                                              nexthop="fd00:255::9")))  # fmt: skip
     by_vrf = prefixes_by_vrf(announcements(s))
     assert {k: tuple(v) for k, v in by_vrf.items()} == {
         "": (net("10.50.0.0/16"), net("fd00:60::/64"))
@@ -180,14 +261,15 @@ def test_mixed_families_sort_and_group_per_vrf() -> None:
 
 
 def test_static_routes_attach_to_their_router_and_only_destination_routes_count() -> None:
+    hop = "10.255.0.254"
     rows = (
-        StaticRow("u1", "10.60.0.0/16", "dst-ip", {}),
-        StaticRow("u2", "10.244.1.0/24", "src-ip", {}),  # matches sources: not announced
-        StaticRow("u4", "0.0.0.0/0", "dst-ip", {}),  # default: never announced
-        StaticRow("u5", "10.62.0.1", "dst-ip", {"dynamic-routing-advertise": "false"}),
-        StaticRow("u6", "10.63.0.0/16", "dst-ip", {}),  # on another router
-        StaticRow("u7", "not-a-prefix", "dst-ip", {}),
-        StaticRow("u8", "fd00:60::/64", "dst-ip", {}),
+        StaticRow("u1", "10.60.0.0/16", "dst-ip", {}, hop),
+        StaticRow("u2", "10.244.1.0/24", "src-ip", {}, hop),  # matches sources: not announced
+        StaticRow("u4", "0.0.0.0/0", "dst-ip", {}, hop),  # default: never announced
+        StaticRow("u5", "10.62.0.1", "dst-ip", {"dynamic-routing-advertise": "false"}, hop),
+        StaticRow("u6", "10.63.0.0/16", "dst-ip", {}, hop),  # on another router
+        StaticRow("u7", "not-a-prefix", "dst-ip", {}, hop),
+        StaticRow("u8", "fd00:60::/64", "dst-ip", {}, "", "rtoe-GR_node1"),
     )
     router_of = {u: "GR_node1" for u in ("u1", "u2", "u4", "u5", "u7", "u8")}
     router_of["u6"] = "other"

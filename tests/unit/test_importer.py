@@ -208,6 +208,27 @@ def test_an_unknown_port_name_is_named_in_the_rejection() -> None:
                           "eth9 (p2); no interface eth9 on this chassis")  # fmt: skip
 
 
+def test_a_port_name_is_mapped_by_the_chassis_port_mapping() -> None:
+    """As OVN: -port-name names a network, this chassis' OVS dynamic-routing-port-mapping
+    maps it to the interface (a name it does not map is taken as the interface's own)."""
+    port = RouterPort.of("p2", (iface("10.255.1.1/24"),), {"dynamic-routing-port-name": "br-bgp"})
+    r = LogicalRouter.of("r", {"dynamic-routing": "true"}, (port,), pinned_here=True)
+    snap = rib(("198.51.100.0/24", (Hop(TOR2, 3),)))
+    routes, rejected = plan(snap, (r,), ifnames={3: "to-tor2"}, port_mapping={"br-bgp": "to-tor2"})
+    assert routes == {("198.51.100.0/24", "10.255.1.2", "p2")} and rejected == {}
+    assert plan(snap, (r,), ifnames={3: "to-tor2"})[0] == set()
+
+
+def test_only_the_gateway_ports_of_a_distributed_router_learn() -> None:
+    """As OVN's ovn-controller: a router with a gateway port learns through the gateway ports
+    active here, never through its ports into OVN's own networks."""
+    gw = RouterPort.of("lrp-gw", (iface("10.255.0.1/24"),), bound_here=True, gateway=True)
+    tenant = RouterPort.of("lrp-t", (iface("10.255.1.1/24"),))
+    r = LogicalRouter.of("r", {"dynamic-routing": "true"}, (gw, tenant))
+    routes, _rejected = plan(rib(("198.51.100.0/24", (Hop(TOR1, 2), Hop(TOR2, 3)))), (r,))
+    assert routes == {("198.51.100.0/24", "10.255.0.2", "lrp-gw")}
+
+
 def test_vrf_table_selection() -> None:
     r = LogicalRouter.of("r", {"dynamic-routing": "true", "dynamic-routing-vrf-name": "blue"},
                          GR.ports, pinned_here=True)  # fmt: skip

@@ -16,7 +16,9 @@ from ovn_frr.core.ovn import (
     RouterRouting,
     SwitchPort,
     Vip,
+    map_vrfs,
     owned_prefixes_by_vrf,
+    parse_port_mapping,
 )
 
 ip = ipaddress.ip_address
@@ -42,9 +44,9 @@ def test_router_options() -> None:
         ({"dynamic-routing": "maybe"},
          "router r: dynamic-routing='maybe' is not true or false", False, False),
         ({"dynamic-routing-redistribute": "nat,bgp"},
-         "router r: dynamic-routing-redistribute='nat,bgp' has unknown class(es) bgp", False, True),
+         "router r: dynamic-routing-redistribute='nat,bgp' has unknown class(es) bgp", True, True),
         ({"dynamic-routing-redistribute-local-only": "yes"},
-         "router r: dynamic-routing-redistribute-local-only='yes' is not true or false", False,
+         "router r: dynamic-routing-redistribute-local-only='yes' is not true or false", True,
          True),
         ({"dynamic-routing-vrf-name": "a" * 16},
          "router r: dynamic-routing-vrf-name='aaaaaaaaaaaaaaaa' is not a VRF name", False, False),
@@ -115,3 +117,25 @@ def test_owned_prefixes_cover_every_owner() -> None:
             net("10.244.1.5/32"): "LSP pod",
         }
     }
+
+
+def test_the_node_config_maps_ovn_vrfs_onto_frr_vrfs() -> None:
+    """bgp.vrf_map: OVN's VRF name (-vrf-name, else ovnvrf<N> of -vrf-id) -> the FRR VRF."""
+    by_id = LogicalRouter.of("main", {"dynamic-routing": "true", "dynamic-routing-vrf-id": "42"})
+    named = LogicalRouter.of("red", {"dynamic-routing": "true", "dynamic-routing-vrf-name": "red"})
+    plain = LogicalRouter.of("plain", {"dynamic-routing": "true"})
+    assert by_id.routing.vrf == "ovnvrf42"
+    state = OvnState((by_id, named, plain))
+    mapped = map_vrfs(state, {"ovnvrf42": "default", "red": "blue"})
+    assert [r.routing.vrf for r in mapped.routers] == ["", "blue", ""]
+    assert map_vrfs(state, {}) is state
+
+
+def test_port_mapping_is_parsed_as_ovs_parses_key_value_lists() -> None:
+    assert parse_port_mapping("br-bgp=eth1,b2:eth2 b3(eth3)") == (
+        {"br-bgp": "eth1", "b2": "eth2", "b3": "eth3"}, ""
+    )  # fmt: skip
+    mapping, problem = parse_port_mapping("a=x, bad ,c=d")
+    assert mapping == {"a": "x"}
+    assert problem.startswith("dynamic-routing-port-mapping='a=x, bad ,c=d': entry 'bad'")
+    assert parse_port_mapping("") == ({}, "")

@@ -435,7 +435,7 @@ def test_frr_is_configured_from_the_last_state_while_ovn_is_gone() -> None:
     networks: Cell[Networks] = Cell("networks", None)
     adv = AdvertiseReconciler(state, networks)
     rec = FrrReconciler(CFG, frr, networks, check_every=0.05)
-    port = RouterPort.of("rtoe", (iface("10.128.0.1/23"),))
+    port = RouterPort.of("rtoe", (iface("10.128.0.1/23"),), switch="ext")
     announce = replace(GR, routing=replace(GR.routing, redistribute=frozenset({"connected"})),
                        ports=(port,))  # fmt: skip
 

@@ -94,10 +94,18 @@ class Neighbor(_Model):
     graceful_restart: bool = False
 
 
+VrfName = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,15}$")]
+
+
 class BgpConfig(_Model):
     asn: ASN
     router_id: IPv4
     neighbors: Annotated[tuple[Neighbor, ...], LAX] = ()
+    #: A router's VRF as OVN names it (``dynamic-routing-vrf-name``, else ``ovnvrf<N>`` of
+    #: ``-vrf-id=N``) -> the FRR VRF that carries it here ("default": the default VRF): the
+    #: router imports from and announces in that VRF instead (say, OpenStack Neutron's
+    #: ``ovnvrf42`` and ``ovnvrf10`` on a host without kernel VRFs, or sharing one VRF)
+    vrf_map: dict[VrfName, VrfName] = {}
 
 
 class BfdProfile(_Model):
@@ -209,4 +217,4 @@ class NodeConfig(_Model):
     agent: AgentConfig = AgentConfig()
     ovs: OvsConfig = OvsConfig()
     evpn: EvpnConfig = EvpnConfig()
-    vrfs: dict[Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,15}$")], VrfEntry] = {}
+    vrfs: dict[VrfName, VrfEntry] = {}

@@ -79,10 +79,14 @@ class _PortMatcher:
     by_ifname: Mapping[str, RouterPort]
 
     @classmethod
-    def of(cls, router: LogicalRouter) -> _PortMatcher:
-        ports = tuple(p for p in router.ports
-                      if p.routing.learning and not p.routing.learn_problems)  # fmt: skip
-        named = {p.routing.port_name: p for p in ports if p.routing.port_name}
+    def of(cls, router: LogicalRouter, mapping: Mapping[str, str]) -> _PortMatcher:
+        """The ports that learn (as OVN: where the router is served, a gateway router's
+        ports, else its gateway ports active here), their ``-port-name`` through the
+        ``dynamic-routing-port-mapping`` of this chassis' OVS (a name it does not map is taken
+        as the interface's own name)."""
+        ports = tuple(p for p in router.ports if p.routing.learning
+                      and not p.routing.learn_problems and learns_here(router, p))  # fmt: skip
+        named = {mapping.get(n, n): p for p in ports if (n := p.routing.port_name)}
         return cls(ports, named)
 
     def _not_named(self, gw: Address, via: str, ifnames: Mapping[int, str]) -> str:
@@ -133,6 +137,19 @@ class _PortMatcher:
             if _contains(port, gw):
                 return port
         return f"next hop {gw} is in no network of the router's ports"
+
+
+#: why an IPv4 route via an IPv6 next hop is not imported on an older OVN
+MIXED_FAMILY = "needs OVN >= 25.03"
+
+
+def learns_here(r: LogicalRouter, p: RouterPort) -> bool:
+    """A port of a router served here learns where OVN's ovn-controller has it learn: every
+    port of a gateway router, only the gateway ports active here of any other router (its
+    other ports face OVN's own networks)."""
+    if r.pinned_here or "chassis" in r.options:
+        return r.pinned_here
+    return p.gateway and p.bound_here
 
 
 def _contains(port: RouterPort, addr: Address) -> bool:
@@ -217,7 +234,9 @@ class DecisionCache:
 
 def _import_view(r: LogicalRouter) -> Hashable:
     """What the import decisions for a router depend on (not its NATs, VIPs, switches)."""
-    return (r.name, r.routing, tuple((p.name, p.networks, p.routing) for p in r.ports))
+    return (r.name, r.routing, r.pinned_here,
+            tuple((p.name, p.networks, p.routing, p.gateway, p.bound_here, p.switch, p.peer)
+                  for p in r.ports))  # fmt: skip
 
 
 def plan_import(
@@ -236,7 +255,7 @@ def plan_import(
     for name, (router, table) in sorted(routers.items()):
         ovn_owned, owned = cache.owned(state, router.routing.vrf)
         memo = cache.router(router, ovn_owned, policy)
-        hop_rows = _HopRowsMemo(_PortMatcher.of(router), policy, memo.hops)
+        hop_rows = _HopRowsMemo(_PortMatcher.of(router, policy.port_mapping), policy, memo.hops)
         routes = rib.table(table)
         changed = _changed_since(memo.seen, rib, table)
         if changed is None:  # a full pass
@@ -337,7 +356,7 @@ def _hop_rows(
     reasons = []
     for hop in sorted(hops, key=_hop_key):
         if hop.gateway and hop.gateway.version != version and not policy.mixed_family:
-            reasons.append(f"IPv4 via IPv6 next hop {hop.gateway} needs OVN >= 24.09")
+            reasons.append(f"IPv4 via IPv6 next hop {hop.gateway} {MIXED_FAMILY}")
             continue
         via = matcher.via_host(hop, version, policy) if policy.l3vni_svis else None
         if isinstance(via, tuple):  # remote VTEPs (ECMP) all go through the host: one row

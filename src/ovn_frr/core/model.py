@@ -119,7 +119,9 @@ class ImportPolicy:
     vrf_tables: Mapping[str, int] = field(default_factory=dict)
     #: kernel ifindex -> interface name (for options:dynamic-routing-port-name)
     ifnames: Mapping[int, str] = field(default_factory=dict)
-    #: OVN can route an IPv4 prefix via an IPv6 next hop (OVN >= 24.09).
+    #: ``-port-name`` -> host interface, this chassis' OVS ``dynamic-routing-port-mapping``
+    port_mapping: Mapping[str, str] = field(default_factory=dict)
+    #: OVN can route an IPv4 prefix via an IPv6 next hop (OVN >= 25.03).
     mixed_family: bool = False
     #: EVPN type-5: the L3VNI bridges (SVIs) whose routes' next hops are remote VTEPs, reached
     #: through the host's VRF, and the host's addresses on the interfaces routers name

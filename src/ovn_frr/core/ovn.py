@@ -24,7 +24,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ovn_frr.core.model import Address, Interface, Network
 
@@ -69,19 +69,23 @@ def _flag(
 
 
 def _classes(
-    kind: str, name: str, options: Mapping[str, str], problems: list[str]
+    kind: str, name: str, options: Mapping[str, str], notes: list[str]
 ) -> frozenset[str] | None:
+    """The classes of ``-redistribute`` (absent: None; "" none). As OVN: an unknown class is
+    ignored (and noted), the others stand; ``connected-as-host`` implies ``connected``."""
     text = options.get(OPT_REDISTRIBUTE)
     if text is None:
         return None
     tokens = [t.strip() for t in text.split(",") if t.strip()]
     unknown = [t for t in tokens if t not in CLASSES]
     if unknown:
-        problems.append(problem(kind, name, OPT_REDISTRIBUTE, text,
-                                f"has unknown class(es) {', '.join(unknown)} "
-                                f"(known: {', '.join(sorted(CLASSES))})"))  # fmt: skip
-        return None
-    return frozenset(tokens)
+        notes.append(problem(kind, name, OPT_REDISTRIBUTE, text,
+                             f"has unknown class(es) {', '.join(unknown)}, ignored "
+                             f"(known: {', '.join(sorted(CLASSES))})"))  # fmt: skip
+    known = {t for t in tokens if t in CLASSES}
+    if "connected-as-host" in known:
+        known.add("connected")
+    return frozenset(known)
 
 
 def _nexthop(
@@ -130,6 +134,8 @@ class RouterRouting:
     #: malformed options that stop announcing / learning for this router
     advertise_problems: tuple[str, ...] = ()
     learn_problems: tuple[str, ...] = ()
+    #: malformed options taken as OVN takes them (an unknown class ignored, a flag false)
+    notes: tuple[str, ...] = ()
 
     @property
     def advertises(self) -> bool:
@@ -141,7 +147,7 @@ class RouterRouting:
 
     @property
     def problems(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(self.advertise_problems + self.learn_problems))
+        return tuple(dict.fromkeys(self.advertise_problems + self.learn_problems + self.notes))
 
     @classmethod
     def parse(cls, name: str, options: Mapping[str, str]) -> RouterRouting:
@@ -152,8 +158,9 @@ class RouterRouting:
             return cls(advertise_problems=tuple(both), learn_problems=tuple(both))
         adv: list[str] = []
         learn: list[str] = []
-        redistribute = _classes(kind, name, options, adv)
-        local_only = _flag(kind, name, options, OPT_LOCAL_ONLY, adv)
+        notes: list[str] = []
+        redistribute = _classes(kind, name, options, notes)
+        local_only = _flag(kind, name, options, OPT_LOCAL_ONLY, notes)
         vrf = options.get(OPT_VRF, "").strip()
         if vrf and not VRF_NAME.fullmatch(vrf):
             both.append(
@@ -181,6 +188,8 @@ class RouterRouting:
             else:  # fmt: skip
                 vrf_id = int(text)
         no_learning = _flag(kind, name, options, OPT_NO_LEARNING, learn)
+        if not vrf and vrf_id is not None:  # OVN's name for the table's VRF device
+            vrf = f"ovnvrf{vrf_id}"
         return cls(
             enabled=True,
             redistribute=redistribute or frozenset(),
@@ -192,6 +201,7 @@ class RouterRouting:
             nexthop_v6=_nexthop(kind, name, options, OPT_V6_NEXTHOP, 6, adv),
             advertise_problems=tuple(both + adv),
             learn_problems=tuple(both + learn),
+            notes=tuple(notes),
         )
 
 
@@ -199,31 +209,64 @@ class RouterRouting:
 class PortRouting:
     """A router port's parsed ``dynamic-routing*`` options."""
 
-    #: overrides the router's classes (None: the router's)
+    #: replaces the router's classes (None: the router's; empty: none)
     redistribute: frozenset[str] | None = None
     #: the host interface its next hops leave through ("" none)
     port_name: str = ""
     learning: bool = True
     advertise_problems: tuple[str, ...] = ()
     learn_problems: tuple[str, ...] = ()
+    #: replaces the router's ``-redistribute-local-only`` (None: the router's)
+    local_only: bool | None = None
+    notes: tuple[str, ...] = ()
 
     @property
     def problems(self) -> tuple[str, ...]:
-        return self.advertise_problems + self.learn_problems
+        return self.advertise_problems + self.learn_problems + self.notes
 
     @classmethod
     def parse(cls, name: str, options: Mapping[str, str]) -> PortRouting:
         kind = "router port"
         adv: list[str] = []
         learn: list[str] = []
-        redistribute = _classes(kind, name, options, adv)
+        notes: list[str] = []
+        redistribute = _classes(kind, name, options, notes)
+        local_only = _flag(kind, name, options, OPT_LOCAL_ONLY, notes)
         port_name = options.get(OPT_PORT_NAME, "").strip()
         if port_name and not IFNAME.fullmatch(port_name):
             learn.append(problem(kind, name, OPT_PORT_NAME, port_name,
                                  "is not an interface name"))  # fmt: skip
             port_name = ""
         no_learning = _flag(kind, name, options, OPT_NO_LEARNING, learn)
-        return cls(redistribute, port_name, not no_learning, tuple(adv), tuple(learn))
+        return cls(redistribute, port_name, not no_learning, tuple(adv), tuple(learn),
+                   local_only, tuple(notes))  # fmt: skip
+
+
+#: the local OVS ``Open_vSwitch`` ``external_ids`` key mapping ``-port-name`` values to host
+#: interfaces (OVN's ovn-controller reads it; so does ovn-frr)
+PORT_MAPPING = "dynamic-routing-port-mapping"
+_PAIR = re.compile(r"([^:=(,\s]+)(?:[:=]([^,\s]*)|\(([^)]*)\))")
+
+
+def parse_port_mapping(text: str) -> tuple[dict[str, str], str]:
+    """``dynamic-routing-port-mapping`` as OVS parses key-value lists: pairs separated by
+    commas and/or white space, each ``name=ifname``, ``name:ifname`` or ``name(ifname)``; the
+    first entry without a value ends the list (the pairs before it stand). Returns the
+    mapping and the problem ("" none)."""
+    out: dict[str, str] = {}
+    pos = 0
+    while True:
+        while pos < len(text) and (text[pos] in ", \t\n"):
+            pos += 1
+        if pos >= len(text):
+            return out, ""
+        m = _PAIR.match(text, pos)
+        if m is None:
+            rest = text[pos:].split(",", maxsplit=1)[0].split(maxsplit=1)[0]
+            return out, (f"{PORT_MAPPING}={text!r}: entry {rest!r} has no interface "
+                         "(name=ifname); the entries after it are ignored")  # fmt: skip
+        out[m.group(1)] = m.group(2) if m.group(2) is not None else m.group(3)
+        pos = m.end()
 
 
 def advertised(kind: str, name: str, options: Mapping[str, str]) -> tuple[bool, str]:
@@ -303,11 +346,15 @@ class LogicalSwitch:
 class Nat:
     external_ip: Address
     type: str = "snat"
-    #: served on this chassis: a distributed dnat_and_snat where its logical port is bound,
-    #: any other where the router's gateway is
+    #: its ``logical_port`` is bound on this chassis (a floating IP of a VM here)
     bound_here: bool = False
     advertise: bool = True
     problem: str = ""
+    #: a dnat_and_snat with ``logical_port`` and ``external_mac``: that logical port (a
+    #: floating IP served where the VM is, on a router with a gateway port); "" other NATs
+    logical_port: str = ""
+    #: its ``gateway_port`` (a router port name; "" none)
+    gateway_port: str = ""
 
     @classmethod
     def of(
@@ -317,9 +364,11 @@ class Nat:
         options: Mapping[str, str] | None = None,
         bound_here: bool = False,
         type: str = "snat",
+        logical_port: str = "",
+        gateway_port: str = "",
     ) -> Nat:
         ok, why = advertised("NAT", f"{external_ip} on {router}", options or {})
-        return cls(external_ip, type, bound_here, ok, why)
+        return cls(external_ip, type, bound_here, ok, why, logical_port, gateway_port)
 
 
 @dataclass(frozen=True, slots=True)
@@ -333,6 +382,11 @@ class StaticRoute:
     policy: str = "dst-ip"
     advertise: bool = True
     problem: str = ""
+    #: its next hop as NB has it (an address, or "discard")
+    nexthop: str = ""
+    #: its ``output_port`` (a router port name; "" none: the port whose network holds the
+    #: next hop)
+    output_port: str = ""
 
     @classmethod
     def of(
@@ -342,9 +396,11 @@ class StaticRoute:
         prefix: Network,
         options: Mapping[str, str] | None = None,
         policy: str = "dst-ip",
+        nexthop: str = "",
+        output_port: str = "",
     ) -> StaticRoute:
         ok, why = advertised("static route", f"{prefix} on {router or '?'}", options or {})
-        return cls(uuid, router, prefix, policy, ok, why)
+        return cls(uuid, router, prefix, policy, ok, why, nexthop, output_port)
 
 
 @dataclass(frozen=True, slots=True)
@@ -360,6 +416,8 @@ class RouterPort:
     #: a distributed gateway port (gateway chassis or HA chassis group): the router is served
     #: where its chassisredirect binding is active
     gateway: bool = False
+    #: the router port it is peered with directly (``peer``; "" none)
+    peer: str = ""
 
     @classmethod
     def of(
@@ -370,11 +428,12 @@ class RouterPort:
         bound_here: bool = False,
         switch: str = "",
         gateway: bool = False,
+        peer: str = "",
     ) -> RouterPort:
         opts = dict(options or {})
         gateway = gateway or bound_here or "redirect-chassis" in opts
         return cls(name, networks, PortRouting.parse(name, opts), bound_here, switch, opts,
-                   gateway)  # fmt: skip
+                   gateway, peer)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -450,6 +509,22 @@ def _problems(state: OvnState) -> Iterator[str]:
     for st in state.statics:
         if st.problem:
             yield st.problem
+
+
+def map_vrfs(state: OvnState, vrf_map: Mapping[str, str]) -> OvnState:
+    """The state with each router's VRF as the node config maps it (``bgp.vrf_map``: OVN's
+    name -> the FRR VRF that carries it here, "default" the default VRF)."""
+    if not vrf_map:
+        return state
+    routers = []
+    for r in state.routers:
+        target = vrf_map.get(r.routing.vrf) if r.routing.vrf else None
+        if target is None:
+            routers.append(r)
+        else:
+            vrf = "" if target == "default" else target
+            routers.append(replace(r, routing=replace(r.routing, vrf=vrf)))
+    return replace(state, routers=tuple(routers))
 
 
 def owned_prefixes_by_vrf(state: OvnState) -> dict[str, dict[Network, str]]:

@@ -18,15 +18,16 @@ ovn-controller conditions SB on its local datapaths:
         -> of each: its ports, NATs, load balancers and load balancer groups -> the groups'
            load balancers (by UUID; the import's hijack guard keeps routes off every address
            of the routers reached); and of a router with
-           dynamic routing announced in full here (its gateway here, or on every chassis:
-           pinned nowhere, no gateway port, not local-only): the switches behind its ports
-           (through their router-type ports) with all their ports, load balancers and groups
+           dynamic routing announced here (pinned here, or a gateway port here or that may
+           come here): the switches behind its ports (through their router-type ports) with
+           all their ports, load balancers and groups, the router ports peered with its
+           ports, and the routers across the ports that announce NATs or VIPs (also gateway
+           routers of other chassis) with their ports, NATs and load balancers
         Logical_Router_Static_Route: the rows ovn-frr did not write, only while such a
         router redistributes ``static``
 
 So a change on another chassis (a pod bound there, its switch, its gateway router) reaches no
-other agent, unless a router announced here in full has it behind its ports (a distributed
-router that is not local-only is announced from every chassis, with every port behind it).
+other agent, unless a router announced here has it behind or across its ports.
 
 Each function reads an IDL (call it with the IDL quiescent) and returns table -> condition; the
 reader sets them and takes no state as final until every condition it asked for is acked by
@@ -39,7 +40,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ovn_frr.core.ovn import OPT_ENABLED, OPT_LOCAL_ONLY, OPT_REDISTRIBUTE
+from ovn_frr.core.ovn import OPT_ENABLED, OPT_REDISTRIBUTE
 from ovn_frr.ovn.bulk import LRSR, OWNER
 from ovn_frr.ovn.views import HolderView, LrpView, RowViews, lrp_view, lsp_view, router_view
 
@@ -147,31 +148,38 @@ def nb(idl: Any, chassis: str, bound: frozenset[str], views: RowViews | None = N
     local_switches: set[str] = set()
     _switches_holding(switches, bound_lsps, wanted_lsps, lbs, lb_groups, local_switches)
     full_peers: set[str] = set()
+    direct: set[str] = set()
     while True:
         # routers are reached through the switches reached, as ovn-controller follows patch
-        # ports from its local datapaths
+        # ports from its local datapaths, and through router ports peered directly
         peers = {r for u in wanted_lsps if (x := by_uuid.get(u)) is not None
-                 and x.type == "router" and (r := x.router_port) is not None}  # fmt: skip
+                 and x.type == "router" and (r := x.router_port) is not None} | direct  # fmt: skip
         local_lrps = sorted({u for u, r in lrps.items() if r.name in peers | gateways} | standby)
         reached = _reached(lrs, chassis, set(local_lrps))
         full_names = _full(reached, lrps, chassis, gateways, standby)
         more = {p.uuid for p in lsps if p.type == "router" and p.router_port in full_names}
-        if more <= full_peers:
+        more_direct = {r.peer for r in lrps.values() if r.name in full_names and r.peer}
+        if more <= full_peers and more_direct <= direct:
             break
         full_peers |= more
+        direct |= more_direct
         _switches_holding(switches, full_peers, wanted_lsps, lbs, lb_groups, local_switches)
+    # the routers across the ports announcing NATs or VIPs (a gateway router of another
+    # chassis too): OVN announces their NATs and VIPs there
+    neighbours = _neighbours(lrs, lrps, full_names, switches, by_uuid)
     # every router reached: its networks, NATs and VIPs (the import's hijack guard)
     wanted_lrps: set[str] = set()
     nats: set[str] = set()
-    for lr in reached:
+    for lr in [*reached, *neighbours]:
         wanted_lrps.update(map(str, lr.ports))
         nats.update(map(str, lr.nats))
         lbs.update(map(str, lr.lbs))
         lb_groups.update(map(str, lr.groups))
     statics = any(
-        "static" in lr.options.get(OPT_REDISTRIBUTE, "")
+        "static" in _classes_of(lr.options, lrps[str(u)].options)
         for lr in reached
-        if any(lrps[str(u)].name in full_names for u in lr.ports if str(u) in lrps)
+        for u in lr.ports
+        if str(u) in lrps and lrps[str(u)].name in full_names
     )
     routers = [_pinned(chassis), *_holding("ports", local_lrps)]
     # the load balancers of the groups received (a group is asked by its UUID first)
@@ -228,9 +236,9 @@ def _full(
     routers: Iterable[HolderView], lrps: Mapping[str, LrpView], chassis: str,
     gateways: set[str], standby: set[str],
 ) -> set[str]:  # fmt: skip
-    """The names of the router ports of the routers announced in full here: dynamic routing
-    on and a gateway here (or one it may host: a standby has what it needs before a
-    failover), or pinned nowhere without a gateway port and not local-only."""
+    """The names of the router ports of the routers announced here: dynamic routing on and
+    a gateway here (or one it may host: a standby has what it needs before a failover). A
+    router pinned nowhere without gateway ports is announced by no chassis (as OVN)."""
     out: set[str] = set()
     for lr in routers:
         options = lr.options
@@ -240,7 +248,40 @@ def _full(
         hosted = options.get("chassis") == chassis or any(
             r.name in gateways or u in standby for u, r in mine
         )
-        distributed = "chassis" not in options and not any(r.gateway for _u, r in mine)
-        if hosted or (distributed and not _true(options, OPT_LOCAL_ONLY)):
+        if hosted:
             out.update(r.name for _u, r in mine)
     return out
+
+
+def _classes_of(router: Mapping[str, str], port: Mapping[str, str]) -> set[str]:
+    """A port's redistribute classes: its own list, else its router's."""
+    text = port.get(OPT_REDISTRIBUTE, router.get(OPT_REDISTRIBUTE, ""))
+    return {t.strip() for t in text.split(",")}
+
+
+def _neighbours(
+    routers: Iterable[tuple[str, HolderView]], lrps: Mapping[str, LrpView], full: set[str],
+    switches: Iterable[Any], lsps: Mapping[str, Any],
+) -> list[HolderView]:  # fmt: skip
+    """The routers across the ports of ``full`` that announce ``nat`` or ``lb``: the one
+    peered directly, else those with a port on the switch behind."""
+    routers = list(routers)
+    owner = {str(u): lr for _uuid, lr in routers for u in lr.ports}
+    across: set[str] = set()
+    behind: set[str] = set()
+    for u, r in lrps.items():
+        if r.name not in full or u not in owner:
+            continue
+        if not {"nat", "lb"} & _classes_of(owner[u].options, r.options):
+            continue
+        if r.peer:
+            across.add(r.peer)
+        else:
+            behind.add(r.name)
+    for ls in switches:
+        ports = [x for u in _refs(ls, "ports") if (x := lsps.get(u)) is not None
+                 and x.type == "router" and x.router_port is not None]  # fmt: skip
+        if any(x.router_port in behind for x in ports):
+            across.update(x.router_port for x in ports)
+    return [lr for _uuid, lr in routers
+            if any(lrps[str(u)].name in across for u in lr.ports if str(u) in lrps)]  # fmt: skip

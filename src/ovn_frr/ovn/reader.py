@@ -61,14 +61,21 @@ V = TypeVar("V")
 
 NB_TABLES = {
     "Logical_Router": ["name", "options", "ports", "nat", "load_balancer", "load_balancer_group"],
-    "Logical_Router_Port": ["name", "networks", "options", "gateway_chassis", "ha_chassis_group"],
+    "Logical_Router_Port": [
+        "name",
+        "networks",
+        "options",
+        "gateway_chassis",
+        "ha_chassis_group",
+        "peer",
+    ],
     "Logical_Switch": ["name", "ports", "load_balancer", "load_balancer_group", "other_config"],
     "Logical_Switch_Port": ["name", "addresses", "dynamic_addresses", "type", "options"],
-    "NAT": ["external_ip", "type", "logical_port", "external_mac", "options"],
+    "NAT": ["external_ip", "type", "logical_port", "external_mac", "gateway_port", "options"],
     "Load_Balancer": ["name", "vips", "options"],
     # ovn-kubernetes attaches its services to every gateway router and switch through groups
     "Load_Balancer_Group": ["name", "load_balancer"],
-    LRSR: ["ip_prefix", "policy", "options", "external_ids"],
+    LRSR: ["ip_prefix", "policy", "nexthop", "output_port", "options", "external_ids"],
     # this chassis' entries only: which gateway ports it may host
     "Gateway_Chassis": ["chassis_name"],
     "HA_Chassis": ["chassis_name"],
@@ -110,6 +117,8 @@ class StaticRow:
     ip_prefix: str
     policy: str
     options: Mapping[str, str]
+    nexthop: str = ""
+    output_port: str = ""
 
 
 _name = operator.attrgetter("name")
@@ -177,8 +186,7 @@ class _Rows:
                          for n in lrp.bad]  # fmt: skip
             ports.append(RouterPort.of(lrp.name, lrp.networks, lrp.options,
                                        f"cr-{lrp.name}" in bound, behind.get(lrp.name, ""),
-                                       lrp.gateway))  # fmt: skip
-        gateway_here = pinned or any(p.bound_here for p in ports)
+                                       lrp.gateway, lrp.peer))  # fmt: skip
         nats = []
         for nu in rv.nats:
             if (nat := self.nat(nu)) is None:
@@ -188,9 +196,11 @@ class _Rows:
                 problems.append(f"NAT on {rv.name}: external_ip {nat.external_ip!r} "
                                 "is not an IP address")  # fmt: skip
                 continue
-            # a distributed dnat_and_snat is served where its logical port is bound
-            here = nat.distributed_port in bound if nat.distributed_port else gateway_here
-            nats.append(Nat.of(rv.name, ext, nat.options, here, nat.type))
+            # a floating IP (a dnat_and_snat with logical port and MAC) is where its VM is
+            gateway = self.lrp(nat.gateway_port) if nat.gateway_port is not None else None
+            nats.append(Nat.of(rv.name, ext, nat.options, nat.distributed_port in bound,
+                               nat.type, nat.distributed_port,
+                               gateway.name if gateway is not None else ""))  # fmt: skip
         return LogicalRouter.of(rv.name, rv.options, tuple(ports), tuple(nats), self.vips(rv),
                                 pinned, str(lr.uuid))  # fmt: skip
 
@@ -209,7 +219,14 @@ def read_nb(
     routers = [rows.router(lr, chassis, bound, behind, problems)
                for lr in t["Logical_Router"].rows.values()]  # fmt: skip
     statics = tuple(
-        StaticRow(str(r.uuid), r.ip_prefix, r.policy[0] if r.policy else "dst-ip", dict(r.options))
+        StaticRow(
+            str(r.uuid),
+            r.ip_prefix,
+            r.policy[0] if r.policy else "dst-ip",
+            dict(r.options),
+            r.nexthop,
+            r.output_port[0] if r.output_port else "",
+        )
         for r in t[LRSR].rows.values()
         # a row of an older ovn-frr (no owner pair) still carries its chassis marker
         if not any(k.startswith("ovn-frr:") for k in r.external_ids)
@@ -234,7 +251,8 @@ def with_statics(
             problems.append(f"static route on {router or '?'}: ip_prefix {row.ip_prefix!r} "
                             "is not a prefix")  # fmt: skip
             continue
-        statics.append(StaticRoute.of(row.uuid, router, prefix, row.options, row.policy))
+        statics.append(StaticRoute.of(row.uuid, router, prefix, row.options, row.policy,
+                                      row.nexthop, row.output_port))  # fmt: skip
     statics.sort(key=lambda s: (s.router, s.prefix.version, str(s.prefix), s.uuid))
     return replace(state, statics=tuple(statics), read_problems=tuple(problems))
 

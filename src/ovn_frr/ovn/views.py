@@ -174,6 +174,8 @@ class LrpView:
     #: its Gateway_Chassis rows and HA chassis group (UUIDs as text)
     gateway_chassis: frozenset[str] = frozenset()
     ha_group: frozenset[str] = frozenset()
+    #: the router port it is peered with directly ("" none)
+    peer: str = ""
 
 
 def lrp_view(lrp: Any) -> LrpView:
@@ -187,7 +189,8 @@ def lrp_view(lrp: Any) -> LrpView:
     gwc = frozenset(str(u) for u in refs(lrp, "gateway_chassis"))
     group = frozenset(str(u) for u in refs(lrp, "ha_chassis_group"))
     gateway = bool(gwc or group or "redirect-chassis" in options)
-    return LrpView(lrp.name, tuple(good), tuple(bad), options, gateway, gwc, group)
+    peer = lrp.peer[0] if lrp.peer else ""
+    return LrpView(lrp.name, tuple(good), tuple(bad), options, gateway, gwc, group, peer)
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,12 +200,16 @@ class NatView:
     options: Mapping[str, str]
     #: a distributed dnat_and_snat (logical_port and external_mac): its logical port
     distributed_port: str
+    #: its gateway port's row UUID (None: none)
+    gateway_port: Any = None
 
 
 def nat_view(nat: Any) -> NatView:
     distributed = nat.type == "dnat_and_snat" and nat.logical_port and nat.external_mac
+    gateway = refs(nat, "gateway_port")
     return NatView(nat.external_ip, nat.type, _map(nat, "options"),
-                   nat.logical_port[0] if distributed else "")  # fmt: skip
+                   nat.logical_port[0] if distributed else "",
+                   gateway[0] if gateway else None)  # fmt: skip
 
 
 def vip_address(vip: str) -> Address | None:

@@ -22,7 +22,14 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict, replace
 from typing import Any, Protocol
 
-from ovn_frr.core.importer import DecisionCache, OwnedRows, RouteDiff, diff_routes, plan_import
+from ovn_frr.core.importer import (
+    MIXED_FAMILY,
+    DecisionCache,
+    OwnedRows,
+    RouteDiff,
+    diff_routes,
+    plan_import,
+)
 from ovn_frr.core.model import (
     RTPROT_BGP,
     DesiredRoute,
@@ -32,7 +39,7 @@ from ovn_frr.core.model import (
     OwnedRoute,
     Rejection,
 )
-from ovn_frr.core.ovn import OvnState
+from ovn_frr.core.ovn import OvnState, parse_port_mapping
 from ovn_frr.core.vrf import Type5Hops
 from ovn_frr.fpm.rib import Rib
 from ovn_frr.fpm.server import FpmCounters
@@ -84,6 +91,7 @@ class ImportReconciler:
         vrf_tables: Cell[Mapping[str, int]] | None = None,
         type5: Cell[Type5Hops] | None = None,
         stale: SelfRouteCheck | None = None,
+        port_mapping: Callable[[], str] = str,
     ) -> None:
         self.rib = rib
         self.fpm = fpm
@@ -93,6 +101,10 @@ class ImportReconciler:
         self.resync_s = resync_s
         self.clock = clock
         self.ifnames = ifnames
+        #: this chassis' OVS ``dynamic-routing-port-mapping`` (read while a router port has
+        #: ``-port-name``), and the problem last logged with it
+        self.port_mapping = port_mapping
+        self._mapping_problem = ""
         #: the kernel's VRF devices -> table, as the VRF pipeline last read them
         self.vrf_tables: Cell[Mapping[str, int]] = vrf_tables or Cell("vrf-tables", {})
         #: EVPN type-5: the L3VNI SVIs and host addresses, as the VRF pipeline last read them
@@ -148,7 +160,8 @@ class ImportReconciler:
         vrfs = {**self.vrf_tables.value, **self.policy.vrf_tables}
         t5 = self.type5.value
         policy = replace(self.policy, ifnames=dict(self.ifnames()), vrf_tables=vrfs,
-                         l3vni_svis=t5.svis, host_addrs=t5.host_addrs)  # fmt: skip
+                         l3vni_svis=t5.svis, host_addrs=t5.host_addrs,
+                         port_mapping=await self._port_mapping(state))  # fmt: skip
         owned = await self._resync_owned()
         routers = self._routers(state, owned)
         version = self.ovn.version
@@ -166,6 +179,16 @@ class ImportReconciler:
                      if r.name in plan.routers}  # fmt: skip
         due = [t for t in (next_due, self._resync_at, self.self_routes.due) if t is not None]
         return min(due)
+
+    async def _port_mapping(self, state: OvnState) -> dict[str, str]:
+        """``-port-name`` -> interface, from this chassis' OVS (only when a port names one)."""
+        if not any(p.routing.port_name for r in state.routers for p in r.ports):
+            return {}
+        mapping, problem = parse_port_mapping(await self.io(self.port_mapping))
+        if problem and problem != self._mapping_problem:
+            log.warning("port_mapping_invalid problem=%r", problem)
+        self._mapping_problem = problem
+        return mapping
 
     def _routers(self, state: OvnState, owned: OwnedRows) -> dict[str, str]:
         """Router name -> the row routes go into: the names one row of the state has, but
@@ -388,6 +411,14 @@ class ImportReconciler:
         c = self.fpm
         out = [] if c.connected else ["zebra not connected on FPM"]
         out += self.self_routes.problems()
+        # one line per router whose IPv4 routes all wait for an OVN that routes them
+        mixed = Counter(
+            r.router for r in self.rejected
+            if r.reason == "unresolvable-nexthop" and MIXED_FAMILY in r.detail
+        )  # fmt: skip
+        out += [f"router {router}: {n} IPv4 route(s) via IPv6 next hops not imported: this OVN "
+                f"cannot route IPv4 via an IPv6 next hop ({MIXED_FAMILY})"
+                for router, n in sorted(mixed.items())]  # fmt: skip
         if c.last_refused_at is not None and now - c.last_refused_at < REFUSED_PROBLEM_S:
             out.append(f"FPM: {c.refused} connection(s) refused, not from zebra "
                        f"(last: {c.last_refused})")  # fmt: skip

@@ -11,11 +11,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
 from ovn_frr.core.model import Network
-from ovn_frr.core.ovn import OvnState
+from ovn_frr.core.ovn import OvnState, map_vrfs
 from ovn_frr.reconcilers.base import Cell, Sample, Signal, TracePart, Worker
 
 log = logging.getLogger(__name__)
@@ -73,8 +73,11 @@ class OvnWatch:
         changed: Signal,
         out: Cell[OvnState | None],
         clock: Callable[[], float] = time.monotonic,
+        vrf_map: Mapping[str, str] | None = None,
     ) -> None:
         self.reader = reader
+        #: the node config's ``bgp.vrf_map``, applied to every state read
+        self.vrf_map = dict(vrf_map or {})
         self.out = out
         self.clock = clock
         self.watches: tuple[Signal, ...] = (changed,)
@@ -118,6 +121,8 @@ class OvnWatch:
         # a change whose rows need another condition round trip is read once they are in,
         # here: returning to be woken again would cost a debounce per round trip
         state = self.reader.read(SETTLE_WAIT_S)
+        if state is not None:
+            state = map_vrfs(state, self.vrf_map)
         return state, state == last
 
     def status(self, now: float) -> dict[str, Any]:

@@ -127,6 +127,16 @@ class LocalOvs:
                    if isinstance(ofport, int) and ofport > 0}  # fmt: skip
         return OvsState(bridges, ports, mappings, dp, ofports, dtypes)
 
+    def external_id(self, key: str) -> str:
+        """One ``external_ids`` value of the ``Open_vSwitch`` row ("" absent, or no OVS)."""
+        try:
+            doc = json.loads(self.vsctl("--format=json", "--data=json", "--columns=external_ids",
+                                        "list", "Open_vSwitch"))  # fmt: skip
+        except (OSError, ValueError):
+            return ""
+        rows = doc.get("data", [])
+        return _map(rows[0][0]).get(key, "") if rows else ""
+
     def mappings(self) -> dict[str, str]:
         """``ovn-bridge-mappings`` as it is now."""
         return _mappings(json.loads(self.vsctl("--format=json", "--data=json",
