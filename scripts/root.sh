@@ -7,11 +7,14 @@
 # is bind-mounted at /src and a virtualenv of ovn-frr lives in the root at /opt/ovn-frr-venv.
 #
 #   scripts/root.sh SUITE [COMMAND...]   default command: every test tier (pytest tests)
+#   scripts/root.sh SUITE --path         build the root if needed and print its path (the
+#                                        tests run binaries of the sid root: OVN 26.03's northd)
 #   OVN_FRR_DEB13_CACHE=DIR              where roots are kept (default /var/cache/ovn-frr)
 #
 # Everything the root needs is mounted in a mount namespace of its own (`unshare -m`, every
 # mount a slave of the host's): /proc, /sys and /dev, a tmpfs /run (with a /run/netns of its
-# own), the tree at /src, the root of scripts/frr-root.sh at its own path. Nothing mounted for
+# own), the tree at /src, the root of scripts/frr-root.sh and (for trixie) the sid root at their
+# own paths. Nothing mounted for
 # the root, nor any network namespace made inside it, is ever seen by the host, and nothing
 # done inside (an unmount included) can propagate to the host: a bind of the host's shared
 # /run/netns, unmounted at exit, used to unmount on the host every namespace made meanwhile
@@ -59,13 +62,19 @@ if [ -z "${OVN_FRR_ROOT_NS:-}" ]; then
         touch "$root/.complete"
     fi
     exec 9>&-
+    if [ "${1:-}" = --path ]; then echo "$root"; exit 0; fi
     # the root of scripts/frr-root.sh (the EVPN tests' route reflector): built here, where
     # mmdebstrap is, and seen inside at the same path
     helper=$(OVN_FRR_DEB13_CACHE=$cache bash "$here/scripts/frr-root.sh")
+    # the sid root (OVN 26.03: the differential tests' oracle), seen inside at its own path
+    sidroot=/
+    if [ "$SUITE" != sid ]; then sidroot=$(bash "$0" sid --path); fi
     # the rest in a mount namespace of its own whose mounts are slaves of the host's
-    OVN_FRR_ROOT_NS=$helper exec unshare --mount --propagation slave -- bash "$0" "$SUITE" "$@"
+    OVN_FRR_ROOT_NS=$helper OVN_FRR_SID_ROOT=$sidroot \
+        exec unshare --mount --propagation slave -- bash "$0" "$SUITE" "$@"
 fi
 helper=$OVN_FRR_ROOT_NS
+sidroot=${OVN_FRR_SID_ROOT:-/}
 
 mount --bind "$root" "$root"  # `ip netns exec` makes / a slave: / must be a mount point
 mount -t proc proc "$root/proc"
@@ -75,6 +84,10 @@ mount -t tmpfs tmpfs "$root/run"
 mkdir -p "$root/run/netns" "$root/src" "$root$helper"
 mount --bind "$here" "$root/src"
 mount --bind "$helper" "$root$helper"
+if [ "$sidroot" != / ]; then
+    mkdir -p "$root$sidroot"
+    mount --rbind "$sidroot" "$root$sidroot"
+fi
 for f in /etc/resolv.conf /etc/pip.conf /etc/ssl/certs/ca-certificates.crt; do
     [ -f "$f" ] && cp -L "$f" "$root$f"
 done
@@ -95,5 +108,5 @@ fi
 log "running: $*"
 chroot "$root" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     HOME=/root LANG=C.UTF-8 PYTHONDONTWRITEBYTECODE=1 OVN_FRR_STACK=$STACK \
-    OVN_FRR_DEB13_CACHE="$cache" \
+    OVN_FRR_DEB13_CACHE="$cache" OVN_FRR_SID_ROOT="$sidroot" \
     sh -c 'cd /src && "$@"' sh "$@"

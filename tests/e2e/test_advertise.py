@@ -106,21 +106,27 @@ def test_nat_external_ips_announced_and_opt_out_withdraws(
     assert "frr_config_applied" in agent.output()
 
 
-def test_connected_as_host_announces_the_pods(
+def test_the_pod_network_is_announced_by_the_gateway_router_not_the_cluster_router(
     adv: tuple[Lab, OpenShiftNode, AgentProcess],
 ) -> None:
+    """As OVN 26.03: the cluster router (distributed, no gateway port) is announced by no
+    chassis, whatever its options; the gateway router pinned here announces its route to the
+    pods (``static``: through its join port)."""
     lab, topo, _agent = adv
     assert lab.ovn is not None
     nb = lab.ovn.nbctl
-    # the pods sit behind ovn_cluster_router's port to the node switch
     nb("set", "Logical_Router", "ovn_cluster_router", "options:dynamic-routing=true",
        "options:dynamic-routing-redistribute=connected-as-host")  # fmt: skip
     pods = {f"{ip}/32" for ip in topo.pods.values()}
     try:
-        wait_for(lambda: pods <= tor1(lab), timeout=30, what="pod /32s at tor1")
+        with redistribute(lab, topo.gr, "static"):
+            # one apply carries both routers' announcements: once the GR's is there, the
+            # cluster router's would be too
+            wait_for(lambda: "10.244.0.0/16" in tor1(lab), timeout=30, what="pod network")
+            assert not pods & tor1(lab)
     finally:
         nb("remove", "Logical_Router", "ovn_cluster_router", "options", "dynamic-routing")
-    wait_for(lambda: not pods & tor1(lab), timeout=30, what="pod /32s withdrawn")
+    wait_for(lambda: "10.244.0.0/16" not in tor1(lab), timeout=30, what="pod network withdrawn")
 
 
 def test_frr_restart_loses_the_config_and_the_agent_reapplies_it(
@@ -202,22 +208,33 @@ def test_static_routes_announced_but_never_imported_ones(
 
 
 def test_local_only_follows_the_binding(adv: tuple[Lab, OpenShiftNode, AgentProcess]) -> None:
-    """Pods bound on node2 are announced by node2's agent, not here; a pod that moves to node1
-    is announced from node1 from then on, and withdrawn when it moves away again."""
+    """A router served on every chassis through a gateway port of each (as OpenStack
+    Neutron's bgp-lr-main): with local-only, pods bound on node2 are announced by node2's
+    agent, not here; a pod that moves to node1 is announced from node1 from then on, and
+    withdrawn when it moves away again."""
     lab, topo, _agent = adv
     assert lab.ovn is not None
-    sb = lab.ovn.sbctl
+    nb, sb = lab.ovn.nbctl, lab.ovn.sbctl
     pod0, pod1 = topo.pods
     host0, host1 = (f"{topo.pods[p]}/32" for p in (pod0, pod1))
     sb("--may-exist", "chassis-add", "node1", "geneve", "127.0.0.1")
     sb("--may-exist", "chassis-add", "node2", "geneve", "127.0.0.2")
-    wait_for(lambda: pod1 in sb("--bare", "--columns=logical_port", "list", "Port_Binding"),
-             timeout=30, what="northd created the pods' bindings")  # fmt: skip
+    # ovn_cluster_router's gateway port toward node1, active there
+    gw = "rtogw-node1"
+    nb("ls-add", "gw-node1", "--", "lrp-add", "ovn_cluster_router", gw, "0a:58:64:41:00:01",
+       "100.65.0.1/24", "--", "lrp-set-gateway-chassis", gw, "node1", "10",
+       "--", "lsp-add", "gw-node1", f"{gw}-lsp", "--", "lsp-set-type", f"{gw}-lsp", "router",
+       "--", "lsp-set-addresses", f"{gw}-lsp", "router",
+       "--", "lsp-set-options", f"{gw}-lsp", f"router-port={gw}")  # fmt: skip
+    wait_for(lambda: {pod1, f"cr-{gw}"} <= set(sb("--bare", "--columns=logical_port", "list",
+                                                  "Port_Binding").split()),
+             timeout=30, what="northd created the bindings")  # fmt: skip
+    sb("lsp-bind", f"cr-{gw}", "node1")
     sb("lsp-bind", pod0, "node1")
     sb("lsp-bind", pod1, "node2")
-    lab.ovn.nbctl("set", "Logical_Router", "ovn_cluster_router", "options:dynamic-routing=true",
-                  "options:dynamic-routing-redistribute=connected-as-host",
-                  "options:dynamic-routing-redistribute-local-only=true")  # fmt: skip
+    nb("set", "Logical_Router", "ovn_cluster_router", "options:dynamic-routing=true",
+       "options:dynamic-routing-redistribute=connected-as-host",
+       "options:dynamic-routing-redistribute-local-only=true")  # fmt: skip
     try:
         wait_for(lambda: host0 in tor1(lab), timeout=30, what="node1's pod at tor1")
         assert host1 not in tor1(lab)
@@ -229,9 +246,10 @@ def test_local_only_follows_the_binding(adv: tuple[Lab, OpenShiftNode, AgentProc
         wait_for(lambda: host0 not in tor1(lab), timeout=30, what="the departed pod withdrawn")
         assert host1 in tor1(lab)
     finally:
-        lab.ovn.nbctl("remove", "Logical_Router", "ovn_cluster_router", "options",
-                      "dynamic-routing", "dynamic-routing-redistribute",
-                      "dynamic-routing-redistribute-local-only")  # fmt: skip
+        nb("remove", "Logical_Router", "ovn_cluster_router", "options",
+           "dynamic-routing", "dynamic-routing-redistribute",
+           "dynamic-routing-redistribute-local-only")  # fmt: skip
+        nb("lrp-del", gw, "--", "ls-del", "gw-node1")
         for pod in (pod0, pod1):
             sb("lsp-unbind", pod)
     wait_for(lambda: not {host0, host1} & tor1(lab), timeout=30, what="pods withdrawn")
@@ -255,7 +273,10 @@ def test_a_failing_apply_keeps_the_last_good_config_and_is_retried(
        "options:chassis=node1",  # a router on this chassis (OVN has it nowhere else)
        "options:dynamic-routing=true", "options:dynamic-routing-vrf-name=blue",
        "options:dynamic-routing-redistribute=connected")  # fmt: skip
-    nb("lrp-add", "tenant-blue", "lrp-blue", "02:00:00:00:0b:01", "10.77.0.1/24")
+    nb("lrp-add", "tenant-blue", "lrp-blue", "02:00:00:00:0b:01", "10.77.0.1/24", "--",
+       "ls-add", "net-blue", "--", "lsp-add", "net-blue", "blue-lsp", "--",
+       "lsp-set-type", "blue-lsp", "router", "--", "lsp-set-addresses", "blue-lsp", "router",
+       "--", "lsp-set-options", "blue-lsp", "router-port=lrp-blue")  # fmt: skip
     try:
         wait_for(lambda: "frr_line_rejected" in agent.output(), timeout=30, what="rejected")
         failed = next(x for x in agent.output().splitlines() if "frr_line_rejected" in x)
@@ -271,7 +292,7 @@ def test_a_failing_apply_keeps_the_last_good_config_and_is_retried(
                  timeout=30, what="the retry applied the VRF")  # fmt: skip
         assert egress in tor1(lab)
     finally:
-        nb("--if-exists", "lr-del", "tenant-blue")
+        nb("--if-exists", "lr-del", "tenant-blue", "--", "--if-exists", "ls-del", "net-blue")
         nb("remove", "Logical_Router", topo.gr, "options", "dynamic-routing-redistribute")
         if "router bgp 65099 vrf blue" in node1.vtysh.running_config():
             node1.apply("no router bgp 65099 vrf blue\n")

@@ -52,33 +52,41 @@ def test_each_class_from_the_right_chassis(osp: tuple[Lab, OpenStackRouter]) -> 
     assert lab.ovn is not None
     nb, sb = lab.ovn.nbctl, lab.ovn.sbctl
     fip = {port: f"{ip}/32" for ip, (port, _d) in topo.fips.items()}
+    # as OVN 26.03: the router is announced where its gateway is (node1); connected-as-host
+    # gives the addresses behind its ports (no subnets), local-only those local here
     here = {
-        topo.tenant_subnet,  # connected: reached through the gateway, bound here
-        "172.24.4.0/24",  # the provider network of the gateway port
-        f"{topo.snat_ip}/32",  # nat: SNAT on the gateway
+        f"{topo.snat_ip}/32",  # the gateway port's own address (and the SNAT to it)
+        f"{topo.tenant_subnet.rsplit('.', 1)[0]}.1/32",  # the tenant port's own address
+        f"{topo.vms['vm0-port']}/32",  # vm0, bound here
         fip["vm0-port"],  # distributed FIP of a VM bound here
-        fip["vm2-port"],  # centralized FIP: served by the gateway, here
+        fip["vm2-port"],  # centralized FIP: stands for the gateway, here
         f"{topo.lb_fip}/32",  # centralized FIP on the LB VIP
-        f"{topo.lb_vip}/32",  # lb: Octavia VIP
-        f"{topo.vms['vm0-port']}/32",  # connected-as-host, local: vm0 only
+        f"{topo.lb_vip}/32",  # lb: Octavia VIP on the router (its switch's: never)
     }
     elsewhere = {fip["vm1-port"], f"{topo.vms['vm1-port']}/32", f"{topo.vms['vm2-port']}/32"}
     nb("set", "Logical_Router", topo.router, "options:dynamic-routing=true",
-       "options:dynamic-routing-redistribute=connected,connected-as-host,nat,lb",
+       "options:dynamic-routing-redistribute=connected-as-host,nat,lb",
        "options:dynamic-routing-redistribute-local-only=true")  # fmt: skip
     wait_for(lambda: here <= tor1(lab), timeout=30, what="node1's share at tor1")
-    assert tor1(lab) == here  # exactly: nothing of the VMs served by node2
+    assert tor1(lab) == here  # exactly: nothing of the VMs on node2
     assert not elsewhere & tor1(lab)
 
-    # the gateway fails over to node2: only vm0's distributed FIP and vm0 stay here
+    # the gateway fails over to node2: node1 serves the router no more, announces none of it
     sb("lsp-unbind", f"cr-{topo.gateway_port}")
     sb("lsp-bind", f"cr-{topo.gateway_port}", "node2")
-    stay = {fip["vm0-port"], f"{topo.vms['vm0-port']}/32"}
-    wait_for(lambda: tor1(lab) & here == stay, timeout=30, what="gateway's share withdrawn")
+    wait_for(lambda: not tor1(lab) & here, timeout=30, what="the router's share withdrawn")
 
     sb("lsp-unbind", f"cr-{topo.gateway_port}")
     sb("lsp-bind", f"cr-{topo.gateway_port}", "node1")
     wait_for(lambda: here <= tor1(lab), timeout=30, what="gateway's share back")
+
+    # plain connected: the networks of the ports, from the gateway's chassis
+    nb("set", "Logical_Router", topo.router, "options:dynamic-routing-redistribute=connected,nat")
+    nets = {topo.tenant_subnet, "172.24.4.0/24"}
+    wait_for(lambda: nets <= tor1(lab), timeout=30, what="the networks at tor1")
+    nb("set", "Logical_Router", topo.router,
+       "options:dynamic-routing-redistribute=connected-as-host,nat,lb")  # fmt: skip
+    wait_for(lambda: tor1(lab) == here, timeout=30, what="host routes again")
 
     # deleting objects withdraws them
     nb("lr-nat-del", topo.router, "dnat_and_snat", topo.lb_fip)

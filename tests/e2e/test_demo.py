@@ -19,7 +19,7 @@ def test_demo_check_both_directions_and_teardown() -> None:
     assert res.returncode == 0, res.stdout + res.stderr
     summary = json.loads(res.stdout.strip().splitlines()[-1])
     assert summary["converged"]
-    # OVN -> ToRs: the EgressIP, the node's SNAT IP and the pods, at both ToRs
+    # OVN -> ToRs: the EgressIP, the node's SNAT IP and the pod network, at both ToRs
     assert "172.20.0.10/32" in summary["ovn_to_tors"]
     assert all(sorted(tors) == ["tor1", "tor2"] for tors in summary["ovn_to_tors"].values())
     # ToRs -> OVN: each ToR's prefixes on GR_node1, ECMP for the one both announce

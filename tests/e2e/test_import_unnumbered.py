@@ -33,7 +33,7 @@ def test_ipv4_prefix_with_ipv6_next_hop(v6lab: ImportLab) -> None:
         assert ipaddress.ip_address(nexthop).version == 6
         assert port == "rtoe-GR_node1"
     else:
-        # OVN < 24.09 cannot route an IPv4 prefix via an IPv6 next hop: reported, not written
+        # OVN < 25.03 cannot route an IPv4 prefix via an IPv6 next hop: reported, not written
         def rejected() -> dict[str, str] | None:
             got = {r["prefix"]: r for r in v6lab.agent.status()["rejected"]}
             return got.get(p)
@@ -41,7 +41,7 @@ def test_ipv4_prefix_with_ipv6_next_hop(v6lab: ImportLab) -> None:
         rejection = wait_for(rejected, timeout=20, what="rejection reported")
         assert rejection["reason"] == "unresolvable-nexthop"
         assert rejection["detail"].startswith("IPv4 via IPv6 next hop")
-        assert "needs OVN >= 24.09" in rejection["detail"]
+        assert "needs OVN >= 25.03" in rejection["detail"]
         assert "routes_rejected router=GR_node1 reason=unresolvable-nexthop" in (
             v6lab.agent.output()
         )

@@ -10,7 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from ovn_frr.lab.lab import Lab
+from ovn_frr.lab.proc import run, wait_for
 from ovn_frr.status import ask
+
+VSWITCH_SCHEMA = "/usr/share/openvswitch/vswitch.ovsschema"
 
 
 def neighbors_config(
@@ -39,6 +42,23 @@ def neighbors_config(
         out.append(f"[bfd.profiles.tor]\nreceive_interval_ms = {bfd_ms}\n"
                    f"transmit_interval_ms = {bfd_ms}\n")  # fmt: skip
     return "".join(out)
+
+
+def local_ovsdb(lab: Lab, node: str) -> str:
+    """A bare local OVS database of ``node`` (ovsdb-server with the Open_vSwitch schema, no
+    ovs-vswitchd), for what the agent reads there (``dynamic-routing-port-mapping``); returns
+    its remote, for the node config's ``[ovs] db``. It goes with the node's namespace."""
+    d = lab.rundir / node / "ovs-local"
+    d.mkdir(parents=True, exist_ok=True)
+    db = d / "conf.db"
+    run(["ovsdb-tool", "create", str(db), VSWITCH_SCHEMA])
+    run(["ovsdb-server", "--detach", "--no-chdir", f"--pidfile={d}/ovsdb.pid",
+         f"--log-file={d}/ovsdb.log", f"--remote=punix:{d}/db.sock", str(db)],
+        netns=lab.netns(node))  # fmt: skip
+    remote = f"unix:{d}/db.sock"
+    wait_for((d / "db.sock").exists, timeout=10, what=f"{node}: local OVS db")
+    run(["ovs-vsctl", f"--db={remote}", "--no-wait", "init"])
+    return remote
 
 
 def status_socket(lab: Lab, node: str) -> Path:

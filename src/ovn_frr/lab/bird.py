@@ -3,8 +3,9 @@
 Real fabrics mix BGP implementations; a ToR of another make sends its UPDATEs with its own
 timing and grouping (BIRD announces what it has the moment a session is up, FRR coalesces),
 which is how some of FRR's own quirks show. The config is rendered from the lab's links as
-FRR peers' is: one eBGP session per address family and link (v4 to v4, v6 to v6), the lab's
-timers, everything imported and exported. ``announce``/``withdraw`` keep a set of blackhole
+FRR peers' is: one eBGP session per address family and link (v4 to v4, v6 to v6; with the
+lab's ``ipv4_over_ipv6``, one IPv6 session carrying both, IPv4 with extended next hops), the
+lab's timers, everything imported and exported. ``announce``/``withdraw`` keep a set of blackhole
 static routes (one protocol per family) in an included file and reconfigure (``birdc
 configure``: BIRD sends only the difference).
 """
@@ -39,6 +40,8 @@ class BirdInstance:
     links: list[LinkAddrs]
     #: (keepalive, hold, connect retry) of every session
     timers: tuple[int, int, int] = (1, 3, 1)
+    #: RFC 8950: one IPv6 session per link carries IPv4 too (extended next hop)
+    ipv4_over_ipv6: bool = False
     announced: set[str] = field(default_factory=set)
 
     @property
@@ -53,17 +56,23 @@ class BirdInstance:
             f'include "{self.rundir / "static.conf"}";',
         ]
         for la in self.links:
-            for local, peer, afi in (
-                (la.v4.ip, la.peer_v4, "ipv4"),
-                (la.v6.ip, la.peer_v6, "ipv6"),
-            ):
+            Addr = ipaddress.IPv4Address | ipaddress.IPv6Address
+            sessions: list[tuple[Addr, Addr, list[str]]]
+            sessions = [(la.v4.ip, la.peer_v4, ["ipv4 { import all; export all; };"]),
+                        (la.v6.ip, la.peer_v6, ["ipv6 { import all; export all; };"])]  # fmt: skip
+            if self.ipv4_over_ipv6:
+                sessions = [(la.v6.ip, la.peer_v6, [
+                    "ipv4 { import all; export all; extended next hop on; };",
+                    "ipv6 { import all; export all; };",
+                ])]  # fmt: skip
+            for local, peer, channels in sessions:
                 lines += [
                     f"protocol bgp {_proto(peer)} {{",
                     f"  local {local} as {self.asn};",
                     f"  neighbor {peer} external;",
                     f"  hold time {hold}; keepalive time {keepalive};",
                     f"  connect retry time {retry};",
-                    f"  {afi} {{ import all; export all; }};",
+                    *(f"  {c}" for c in channels),
                     "}",
                 ]
         return "\n".join(lines) + "\n"

@@ -2,10 +2,10 @@
 
 A lab with OVN central, node1 (FRR + OVS + ovn-controller, and the ovn-frr agent as a real
 process) and tor1/tor2 with BFD; an OpenShift-shaped NB whose intent announces the node's
-EgressIP/SNAT IPs (``nat`` on GR_node1) and its pods (``connected-as-host`` on
-ovn_cluster_router); the ToRs announce prefixes (one of them from both: ECMP) that the agent
-imports into GR_node1. ``snapshot()`` reads both directions; ``converged()`` says whether
-everything expected arrived.
+EgressIP/SNAT IPs and the cluster's pod network (``nat,static`` on GR_node1: its NATs and its
+route to the pods through the join switch); the ToRs announce prefixes (one of them from
+both: ECMP) that the agent imports into GR_node1. ``snapshot()`` reads both directions;
+``converged()`` says whether everything expected arrived.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ TORS = ("tor1", "tor2")
 #: what each ToR announces; 203.0.113.0/24 from both (two rows in OVN: ECMP)
 TOR_PREFIXES = {"tor1": ("198.51.100.0/24", "203.0.113.0/24"),
                 "tor2": ("203.0.113.0/24", "198.18.10.0/24")}  # fmt: skip
+#: the cluster's pod network: GR_node1's static route to it (through the join switch)
+POD_NETWORK = "10.244.0.0/16"
 #: a fresh lab has nothing to adopt: no need to hold deletes for an FRR restart's replay
 FAST_SYNC = "[import]\nreplay_hold_ms = 2000\n"
 
@@ -64,9 +66,7 @@ class Demo:
         assert lab.ovn is not None
         self.topo = topo = openshift_node(lab)
         nb = lab.ovn.nbctl
-        nb("set", "Logical_Router", topo.gr, "options:dynamic-routing-redistribute=nat")
-        nb("set", "Logical_Router", "ovn_cluster_router", "options:dynamic-routing=true",
-           "options:dynamic-routing-redistribute=connected-as-host")  # fmt: skip
+        nb("set", "Logical_Router", topo.gr, 'options:dynamic-routing-redistribute="nat,static"')
         config = neighbors_config(lab, "node1", bfd_ms=100, skip=("vtep1",)) + FAST_SYNC
         config += self._evpn()
         self.agent = AgentProcess.start(lab, "node1", config)
@@ -111,7 +111,7 @@ class Demo:
         """(prefixes the ToRs should get from node1, prefix -> next hops expected in OVN)."""
         assert self.topo is not None
         announced = {f"{self.topo.egress_ip}/32", f"{self.lab.link('node1', 'tor1').v4.ip}/32"}
-        announced |= {f"{ip}/32" for ip in self.topo.pods.values()}
+        announced.add(POD_NETWORK)
         imported: dict[str, set[str]] = {}
         for tor, prefixes in TOR_PREFIXES.items():
             for p in prefixes:

@@ -130,7 +130,7 @@ class Lab:
         if self.spec.ovn:
             netns_add(self.netns("ovn"))
             self.ovn = OvnCentral(self.netns("ovn"), self.rundir / "ovn", self.spec.ovn_members,
-                                  self.spec.ovn_ssl)  # fmt: skip
+                                  self.spec.ovn_ssl, self.spec.nb_bgp_columns)  # fmt: skip
             self.ovn.start()
         for member in self.members():
             netns_add(self.netns(member))
@@ -210,7 +210,8 @@ class Lab:
             bird = BirdInstance(peer.name, self.netns(peer.name), self.rundir / peer.name / "bird",
                                 peer.asn, str(self.spec.router_id(peer.name)),
                                 self.links(peer.name),
-                                (keepalive, hold, self.spec.bgp_connect_retry))  # fmt: skip
+                                (keepalive, hold, self.spec.bgp_connect_retry),
+                                self.spec.ipv4_over_ipv6)  # fmt: skip
             bird.start()
             self.bird[peer.name] = bird
             return
@@ -324,9 +325,9 @@ class Lab:
         """The IPv4 and IPv6 prefixes ``peer`` took from ``node`` (over their first link)."""
         la = self.link(peer, node)
         if peer in self.bird:
-            return self.bird[peer].routes_from(str(la.peer_v4)) | self.bird[peer].routes_from(
-                str(la.peer_v6)
-            )
+            bird = self.bird[peer]
+            v6 = bird.routes_from(str(la.peer_v6))
+            return v6 if self.spec.ipv4_over_ipv6 else bird.routes_from(str(la.peer_v4)) | v6
         out: set[str] = set()
         for afi, addr in (("ipv4", la.peer_v4), ("ipv6", la.peer_v6)):
             doc = self.frr[peer].show(f"show bgp {afi} unicast neighbors {addr} routes json")

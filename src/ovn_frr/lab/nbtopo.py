@@ -7,14 +7,20 @@ NAT. Names, port prefixes and options are those ovn-kubernetes writes.
 
 ``openstack_router``: a Neutron router as the OVN ML2 driver writes it (distributed gateway
 port, tenant network with VMs, distributed and centralized floating IPs, an Octavia LB).
-Without ovn-controllers in the lab, bindings are set with ``ovn-sbctl lsp-bind``.
+Without ovn-controllers in the lab, bindings are set with ``ovn-sbctl lsp-bind``. Each
+builder takes ``nbctl``: where its one ovn-nbctl run goes (default: the lab's NB).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ovn_frr.lab.lab import Lab
+
+#: runs ovn-nbctl with these arguments (default: the lab's NB; the differential test gives one
+#: that runs them on OVN 26.03's NB too)
+Nbctl = Callable[..., str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +41,7 @@ def openshift_node(  # noqa: PLR0915 - a linear list of ovn-nbctl commands
     egress_ip: str = "172.20.0.10",
     dynamic_routing: bool = True,
     port_names: bool = True,
+    nbctl: Nbctl | None = None,
 ) -> OpenShiftNode:
     """Build the node's part of an ovn-kubernetes NB. With ``port_names``, each GR uplink
     carries ``dynamic-routing-port-name=<host interface>`` (needed for link-local next hops)."""
@@ -56,18 +63,25 @@ def openshift_node(  # noqa: PLR0915 - a linear list of ovn-nbctl commands
         c("lsp-set-addresses", lsp, "router")
         c("lsp-set-options", lsp, f"router-port={lrp}")
 
+    # the cluster router and the join switch are shared by every node
     c("--may-exist", "lr-add", "ovn_cluster_router")
     c("--may-exist", "ls-add", "join")
-    c("lrp-add", "ovn_cluster_router", "rtoj-ovn_cluster_router", "0a:58:64:40:00:01",
-      "100.64.0.1/16")  # fmt: skip
-    attach("join", "jtor-ovn_cluster_router", "rtoj-ovn_cluster_router")
+    c("--may-exist", "lrp-add", "ovn_cluster_router", "rtoj-ovn_cluster_router",
+      "0a:58:64:40:00:01", "100.64.0.1/16")  # fmt: skip
+    c("--may-exist", "lsp-add", "join", "jtor-ovn_cluster_router")
+    c("lsp-set-type", "jtor-ovn_cluster_router", "router")
+    c("lsp-set-addresses", "jtor-ovn_cluster_router", "router")
+    c("lsp-set-options", "jtor-ovn_cluster_router", "router-port=rtoj-ovn_cluster_router")
+    # each node's gateway router has a join address of its own (node1: 100.64.0.2)
+    number = int("".join(ch for ch in node if ch.isdigit()) or "1")
+    join_ip = f"100.64.0.{1 + number}"
     # node switch with pods
     c("ls-add", node)
     c("lrp-add", "ovn_cluster_router", f"rtos-{node}", "0a:58:0a:f4:01:01", f"{gw_ip}/{plen}")
     attach(node, f"stor-{node}", f"rtos-{node}")
     pod_ips = {}
     for i in range(pods):
-        name = f"default_pod-{i}"
+        name = f"default_pod-{i}" if node == "node1" else f"default_pod-{node}-{i}"
         ip = f"{base}.{5 + i}"
         pod_ips[name] = ip
         c("lsp-add", node, name)
@@ -78,7 +92,7 @@ def openshift_node(  # noqa: PLR0915 - a linear list of ovn-nbctl commands
     if dynamic_routing:
         opts.append("options:dynamic-routing=true")
     c("set", "Logical_Router", gr, *opts)
-    c("lrp-add", gr, f"rtoj-{gr}", "0a:58:64:40:00:02", "100.64.0.2/16")
+    c("lrp-add", gr, f"rtoj-{gr}", f"0a:58:64:40:00:{1 + number:02x}", f"{join_ip}/16")
     attach("join", f"jtor-{gr}", f"rtoj-{gr}")
     uplinks = []
     for n, la in enumerate(lab.links(node)):
@@ -97,7 +111,7 @@ def openshift_node(  # noqa: PLR0915 - a linear list of ovn-nbctl commands
         c("lsp-set-options", f"breth{n}_{node}", f"network_name=physnet{n}")
     # routing between the cluster router and the GR, as ovn-kubernetes sets it up
     c("lr-route-add", gr, "10.244.0.0/16", "100.64.0.1")
-    c("--policy=src-ip", "lr-route-add", "ovn_cluster_router", node_subnet, "100.64.0.2")
+    c("--policy=src-ip", "lr-route-add", "ovn_cluster_router", node_subnet, join_ip)
     # SNAT of the node's pods to the node IP, and an EgressIP for the first pod
     first = lab.links(node)[0]
     c("lr-nat-add", gr, "snat", str(first.v4.ip), node_subnet)
@@ -105,7 +119,7 @@ def openshift_node(  # noqa: PLR0915 - a linear list of ovn-nbctl commands
     args: list[str] = []
     for cmd in cmds:
         args += ["--", *cmd]
-    nb(*args[1:])
+    (nbctl or nb)(*args[1:])
     return OpenShiftNode(node, gr, node_subnet, pod_ips, egress_ip, tuple(uplinks))
 
 
@@ -127,6 +141,7 @@ def openstack_router(  # noqa: PLR0915 - a linear list of ovn-nbctl commands
     gateway_chassis: tuple[str, ...] = ("node1", "node2"),
     tenant_subnet: str = "10.100.0.0/24",
     gateway_ip: str = "172.24.4.10/24",
+    nbctl: Nbctl | None = None,
 ) -> OpenStackRouter:
     """A Neutron router as the OVN ML2 driver writes it: ``neutron-<id>`` with a gateway port on
     a provider network (localnet) scheduled on ``gateway_chassis`` (a distributed gateway port:
@@ -196,7 +211,7 @@ def openstack_router(  # noqa: PLR0915 - a linear list of ovn-nbctl commands
     args: list[str] = []
     for cmd in cmds:
         args += ["--", *cmd]
-    lab.ovn.nbctl(*args[1:])
+    (nbctl or lab.ovn.nbctl)(*args[1:])
     return OpenStackRouter(router, gw, tenant_subnet, vms, fips, snat, vip, lb_fip)
 
 

@@ -89,7 +89,8 @@ def read_nb(transact: Transact) -> Nb:
 #: set columns that may come as a bare atom
 _SETS = {"ports", "nat", "load_balancer", "load_balancer_group", "static_routes", "networks",
          "addresses", "dynamic_addresses", "gateway_chassis", "ha_chassis", "logical_port",
-         "external_mac", "policy", "ha_chassis_group"}  # fmt: skip
+         "external_mac", "policy", "ha_chassis_group", "peer", "output_port",
+         "gateway_port"}  # fmt: skip
 
 
 def read_bindings(transact: Transact) -> dict[str, str]:
@@ -172,6 +173,8 @@ class Router:
         announces = (enabled and vrf_ok and classes != "bad" and local_only != "bad"
                      and "bad" not in (hop4, hop6))  # fmt: skip
         learns = enabled and vrf_ok and id_ok and no_learning in (None, False)
+        if not vrf and vrf_id and id_ok:  # OVN's name for the table's VRF
+            vrf = f"ovnvrf{vrf_id}"
         return cls(row, enabled, announces, learns,
                    classes if isinstance(classes, set) else set(), local_only is True,
                    vrf if vrf_ok else "",
@@ -242,16 +245,55 @@ class View:
         pin: str | None = lr["options"].get("chassis")
         return pin
 
+    def attached(self, lrp: Row) -> bool:
+        """On a switch or peered with another router's port."""
+        return lrp["name"] in self.switch_of or bool(lrp.get("peer"))
+
+    def served(self, lr: Row) -> bool:
+        """docs/intent.md: pinned here, or a gateway port (on a switch or peered) whose
+        chassisredirect binding is here."""
+        ports = self.ports(lr)
+        if self.pinned(lr) is not None:
+            return self.pinned(lr) == self.chassis and any(map(self.attached, ports))
+        return any(self.is_gateway_port(p) and self.attached(p) and self.here(f"cr-{p['name']}")
+                   for p in ports)  # fmt: skip
+
     def gateway_here(self, lr: Row) -> bool:
-        """Pinned here, or a gateway port whose chassisredirect binding is here."""
+        """Pinned here, or a gateway port whose chassisredirect binding is here (where a
+        router learns)."""
         return self.pinned(lr) == self.chassis or any(
             self.here(f"cr-{p['name']}") for p in self.ports(lr)
         )
 
-    def distributed(self, lr: Row) -> bool:
-        return self.pinned(lr) is None and not any(
-            self.is_gateway_port(p) or self.here(f"cr-{p['name']}") for p in self.ports(lr)
-        )
+    def port_local(self, lr: Row, lrp: Row) -> bool:
+        """docs/intent.md: a gateway router's ports on its chassis; a gateway port where its
+        chassisredirect binding is (one on nothing: everywhere); any other port everywhere."""
+        if self.pinned(lr) is not None:
+            return self.pinned(lr) == self.chassis
+        if self.is_gateway_port(lrp) and self.attached(lrp):
+            return self.here(f"cr-{lrp['name']}")
+        return True
+
+    def router_of(self, lrp_name: str) -> tuple[Row, Row] | None:
+        for lr in self.nb.rows("Logical_Router").values():
+            for p in self.ports(lr):
+                if p["name"] == lrp_name:
+                    return lr, p
+        return None
+
+    def across(self, lrp: Row) -> list[tuple[Row, Row]]:
+        """The router ports across ``lrp``: the one peered with it, else the other router
+        ports on its switch (with their routers)."""
+        if lrp.get("peer"):
+            found = self.router_of(lrp["peer"][0])
+            return [found] if found else []
+        switch = self.switch_of.get(lrp["name"])
+        out = []
+        for name, s in self.switch_of.items():
+            if (s == switch and switch is not None and name != lrp["name"]
+                    and (found := self.router_of(name)) is not None):  # fmt: skip
+                out.append(found)
+        return out
 
     def switch_ports(self, switch: str) -> list[Row]:
         """A switch's ports but its router-type ones."""
@@ -281,9 +323,9 @@ class View:
         the switches with a port bound here and all their ports; the router ports any of
         those switches peers with, the gateway ports bound here and those this chassis may
         host; the routers holding them and the router pinned here, never one pinned to
-        another chassis; and of a router with dynamic routing announced in full here (its
-        gateway here or hostable here, or pinned nowhere without a gateway port and not
-        local-only) the switches behind it: to a fixed point."""
+        another chassis; and of a router with dynamic routing announced here (its gateway
+        here or hostable here) the switches behind it: to a fixed point. (The routers across
+        its ports are read too; this model of NB has every row at hand.)"""
         lrs = self.nb.rows("Logical_Router")
         ha = {u for u, h in self.nb.rows("HA_Chassis").items()
               if h["chassis_name"] == self.chassis}  # fmt: skip
@@ -315,9 +357,7 @@ class View:
                 hosted = self.pinned(lr) == self.chassis or any(
                     p["name"] in gateways | standby for p in mine
                 )
-                local_only = o.get("dynamic-routing-redistribute-local-only", "").strip().lower()
-                distributed = self.pinned(lr) is None and not any(map(self.is_gateway_port, mine))
-                if hosted or (distributed and local_only != "true"):
+                if hosted:
                     more.update(s for p in mine if (s := self.switch_of.get(p["name"])))
             if more == local:
                 return routers, local
@@ -333,12 +373,15 @@ def announcements(
     """VRF ("" the default) -> prefix -> next hop (None: FRR's own address); of two routers
     announcing one prefix in one VRF, the one without a next hop wins, else the lowest."""
     v = View(nb, bound, chassis)
-    rows, local = v.share()
     found: dict[str, dict[Net, list[Addr | None]]] = {}
-    for lr in rows:
+    for lr in nb.rows("Logical_Router").values():
         r = Router.of(lr)
-        if r.announces:
-            for net in _RouterAnnouncements(v, r, local).prefixes():
+        if not r.announces or not v.served(lr):
+            continue
+        for p in v.ports(lr):
+            if not v.port_local(lr, p):
+                continue
+            for net in _PortAnnouncements(v, r, p).prefixes():
                 found.setdefault(r.vrf, {}).setdefault(net, []).append(r.hops[net.version])
     return {vrf: {n: min(hops, key=_hop_order) for n, hops in nets.items()}
             for vrf, nets in found.items()}  # fmt: skip
@@ -348,73 +391,136 @@ def _hop_order(h: Addr | None) -> tuple[int, int]:
     return (0, 0) if h is None else (1, int(h))
 
 
+_LLA64 = ipaddress.ip_network("fe80::/64")
+
+
+def _link_local(net: Net) -> bool:
+    if net.version == 4:
+        return net.prefixlen >= 16 and net.subnet_of(ipaddress.ip_network("169.254.0.0/16"))  # type: ignore[arg-type]
+    return net.prefixlen >= 10 and net.subnet_of(ipaddress.ip_network("fe80::/10"))  # type: ignore[arg-type]
+
+
+def _hostable(a: Addr) -> bool:
+    """connected-as-host: every IPv4 address, IPv6 ones outside fe80::/64."""
+    return a.version == 4 or a not in _LLA64
+
+
 @dataclass
-class _RouterAnnouncements:
-    """One router's prefixes, by the redistribute classes (docs/intent.md)."""
+class _PortAnnouncements:
+    """One local router port's prefixes, by its redistribute classes (docs/intent.md)."""
 
     v: View
     r: Router
-    local: set[str]
+    p: Row
 
-    def here(self, bound_here: bool) -> bool:
-        """From its gateway chassis (pinned here or the gateway port active here), or from
-        every chassis when distributed; local-only: where the object is bound."""
-        lr = self.r.row
-        if self.r.local_only:
-            return self.v.pinned(lr) == self.v.chassis or bound_here
-        return self.v.gateway_here(lr) or self.v.distributed(lr)
+    def __post_init__(self) -> None:
+        own = _classes(self.p["options"])
+        # an unknown class is ignored, the others stand; the port's list replaces the router's
+        if isinstance(own, str):
+            text = self.p["options"]["dynamic-routing-redistribute"]
+            own = {t.strip() for t in text.split(",") if t.strip()} & CLASSES
+        self.classes = self.r.classes if own is None else own
+        lo = _flag(self.p["options"], "dynamic-routing-redistribute-local-only")
+        self.local_only = self.r.local_only if lo in (None, "bad") else bool(lo)
+
+    def keep(self, object_here: bool | None) -> bool:
+        """local-only leaves out what stands for an object that is not local here."""
+        return not (self.local_only and object_here is False)
 
     def prefixes(self) -> Iterator[Net]:
-        v, r, lr = self.v, self.r, self.r.row
-        gw = v.gateway_here(lr)
-        for p in v.ports(lr):
-            classes = _classes(p["options"])
-            if classes is None:
-                yield from self._port(p, r.classes, gw)
-            elif isinstance(classes, set):
-                yield from self._port(p, classes, gw)
-        if "nat" in r.classes:
-            yield from self._nats(gw)
-        if "lb" in r.classes and self.here(gw):
-            yield from _vips(v.lbs(lr))
-        if "static" in r.classes and self.here(gw):
-            yield from self._statics()
-
-    def _port(self, p: Row, classes: set[str], gw: bool) -> Iterator[Net]:
-        v = self.v
+        v, lr, p, c = self.v, self.r.row, self.p, self.classes
         nets = [n for text in p["networks"] if (n := _iface(text)) is not None]
-        if "connected" in classes and self.here(v.here(f"cr-{p['name']}") or gw):
-            yield from (n.network for n in nets)
-        switch = v.switch_of.get(p["name"])
-        if switch is None or switch not in self.local:
-            return
-        if "connected-as-host" in classes:
-            for lsp in v.switch_ports(switch):
-                if not _advertise(lsp) or not self.here(v.here(lsp["name"])):
-                    continue
-                for a in v.lsp_addresses(lsp):
-                    if any(a in n.network for n in nets if n.version == a.version):
-                        yield _host(a)
-        if "lb" in classes and self.here(gw):
-            yield from _vips(v.lbs(v.switches[switch]))
+        if "connected-as-host" in c:
+            yield from self._hosts(nets)
+        elif "connected" in c:
+            yield from (n.network for n in nets if not _link_local(n.network))
+        if "static" in c:
+            yield from self._statics()
+        if "nat" in c:
+            for nr in [lr, *(r for r, _q in v.across(p) if r is not lr)]:
+                yield from self._nats(nr)
+        if "lb" in c:
+            if v.pinned(lr) is not None:
+                yield from _vips(v.lbs(lr))
+            else:
+                for d in v.ports(lr):
+                    if v.is_gateway_port(d) and self.keep(v.port_local(lr, d)):
+                        yield from _vips(v.lbs(lr))
+            for nr, q in v.across(p):
+                if self.keep(v.port_local(nr, q)):
+                    yield from _vips(v.lbs(nr))
 
-    def _nats(self, gw: bool) -> Iterator[Net]:
+    def _hosts(self, nets: list[Any]) -> Iterator[Net]:
+        v, p = self.v, self.p
+        if not p.get("peer") and p["name"] not in v.switch_of:
+            return
+        ports = v.across(p)
+        if not p.get("peer"):
+            ports.append((self.r.row, p))
+            for lsp in v.switch_ports(v.switch_of[p["name"]]):
+                if not _advertise(lsp) or lsp["type"] == "virtual":
+                    continue
+                if self.keep(v.here(lsp["name"])):
+                    yield from (_host(a) for a in v.lsp_addresses(lsp) if _hostable(a))
+        for r, q in ports:
+            if self.keep(v.port_local(r, q)):
+                yield from (_host(n.ip) for t in q["networks"]
+                            if (n := _iface(t)) is not None and _hostable(n.ip))  # fmt: skip
+
+    def _nats(self, lr: Row) -> Iterator[Net]:
         v = self.v
-        for nu in self.r.row["nat"]:
+        gateways = [d for d in v.ports(lr) if v.is_gateway_port(d)]
+        for nu in lr["nat"]:
             nat = v.nb.rows("NAT").get(nu)
-            if nat is None or (a := _addr(nat["external_ip"])) is None:
+            if nat is None or (a := _addr(nat["external_ip"])) is None or not _advertise(nat):
                 continue
-            # a distributed floating IP is served where its logical port is bound
-            distributed = (nat["type"] == "dnat_and_snat" and nat.get("logical_port")
-                           and nat.get("external_mac"))  # fmt: skip
-            bound_here = v.here(nat["logical_port"][0]) if distributed else gw
-            if _advertise(nat) and self.here(bound_here):
+            if not gateways:  # a gateway router's, or a router without gateway ports
+                yield _host(a)
+                continue
+            gw = self._gateway_of(nat, gateways, a)
+            if gw is None:
+                continue  # several gateway ports, none the NAT's: OVN drops it
+            fip = (
+                nat["type"] == "dnat_and_snat"
+                and nat.get("logical_port")
+                and nat.get("external_mac")
+            )
+            switch = v.switch_of.get(gw["name"])
+            centralized = (
+                len(gateways) == 1
+                and switch is not None
+                and not any(x["type"] == "localnet" for x in v.switch_ports(switch))
+            )
+            if fip and not centralized:
+                here = v.here(nat["logical_port"][0])
+            else:
+                here = v.port_local(lr, gw)
+            if self.keep(here):
                 yield _host(a)
 
+    def _gateway_of(self, nat: Row, gateways: list[Row], a: Addr) -> Row | None:
+        if nat.get("gateway_port"):
+            uuid = (
+                nat["gateway_port"][0]
+                if isinstance(nat["gateway_port"], list)
+                else (nat["gateway_port"])
+            )
+            return next((d for d in gateways if d["_uuid"] == uuid), None)
+        if len(gateways) == 1:
+            return gateways[0]
+        for d in gateways:
+            if any((n := _iface(t)) is not None and n.version == a.version and a in n.network
+                   for t in d["networks"]):  # fmt: skip
+                return d
+        return None
+
     def _statics(self) -> Iterator[Net]:
-        """Destination routes no ovn-frr wrote, never a default route."""
+        """The router's destination routes leaving through this port (``output_port``, else
+        the port whose network holds the next hop), never a default, discard or link-local
+        route, never one ovn-frr wrote."""
         rows = self.v.nb.rows("Logical_Router_Static_Route")
-        for su in self.r.row.get("static_routes", []):
+        lr, p = self.r.row, self.p
+        for su in lr.get("static_routes", []):
             st = rows.get(su)
             if st is None or any(k.startswith("ovn-frr:") for k in st["external_ids"]):
                 continue
@@ -423,8 +529,25 @@ class _RouterAnnouncements:
             except ValueError:
                 continue
             policy = (st.get("policy") or ["dst-ip"])[0]
-            if policy != "src-ip" and net.prefixlen and _advertise(st):
+            if policy == "src-ip" or not net.prefixlen or not _advertise(st):
+                continue
+            if st["nexthop"] == "discard" or _link_local(net):
+                continue
+            if self._out_port(st) == p["name"]:
                 yield net
+
+    def _out_port(self, st: Row) -> str:
+        out = st.get("output_port") or []
+        if out:
+            return str(out[0] if isinstance(out, list) else out)
+        hop = _addr(st["nexthop"])
+        if hop is None:
+            return ""
+        for q in self.v.ports(self.r.row):
+            if any((n := _iface(t)) is not None and n.version == hop.version
+                   and hop in n.network for t in q["networks"]):  # fmt: skip
+                return str(q["name"])
+        return ""
 
 
 def _vips(lbs: Iterable[Row]) -> Iterator[Net]:

@@ -12,6 +12,7 @@ from typing import Any
 
 from ovn_frr.core.model import OwnedRoute
 from ovn_frr.lab.proc import LabError, kill_pids, read_pid, run, wait_for
+from ovn_frr.lab.schema import patched_nb_schema
 from ovn_frr.ovn import bulk, jsonrpc
 from ovn_frr.ovn.db import OvnError
 
@@ -110,6 +111,8 @@ class OvnCentral:
     members: int = 1
     #: each member also on SSL (:func:`ssl_port`); the lab's own clients keep the sockets
     ssl: bool = False
+    #: see LabSpec.nb_bgp_columns
+    bgp_columns: bool = False
 
     def names(self, db: str) -> list[str]:
         """The ovsdb-server names of ``db`` ("nb" or "sb")."""
@@ -144,8 +147,11 @@ class OvnCentral:
         self.rundir.mkdir(parents=True, exist_ok=True)
         if self.ssl:
             make_pki(self.rundir)
+        nb_schema = OVN_SCHEMAS / "ovn-nb.ovsschema"
+        if self.bgp_columns:
+            nb_schema = patched_nb_schema(nb_schema, self.rundir / "ovn-nb.ovsschema")
         if self.members == 1:
-            _ovsdb_server(self.netns, self.rundir, "nb", OVN_SCHEMAS / "ovn-nb.ovsschema")
+            _ovsdb_server(self.netns, self.rundir, "nb", nb_schema)
             _ovsdb_server(self.netns, self.rundir, "sb", OVN_SCHEMAS / "ovn-sb.ovsschema")
         else:
             for db in ("nb", "sb"):

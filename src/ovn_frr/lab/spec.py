@@ -80,6 +80,9 @@ class LabSpec:
     #: NB and SB also listen on SSL (``pssl:``, a CA and certificates made with ovs-pki) on
     #: 127.0.0.1 in the OVN namespace: ``OvnCentral.ssl_remote()``
     ovn_ssl: bool = False
+    #: NB's schema gets what OVN-native BGP CMSs write and an older OVN lacks (unnumbered
+    #: router ports, Logical_Router_Policy.output_port: ``ovn_frr.lab.schema``)
+    nb_bgp_columns: bool = False
     #: BGP timers used on lab-rendered sessions (keepalive, hold) and connect retry.
     bgp_timers: tuple[int, int] = (1, 3)
     #: RFC 8950 (5549) style: one IPv6 session per link with the extended-nexthop capability
