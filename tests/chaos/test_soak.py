@@ -9,16 +9,21 @@ from __future__ import annotations
 import json
 import os
 
+import pytest
+
 from ovn_frr.lab.soak import soak_lab
 
 SEED = int(os.environ.get("OVN_FRR_SOAK_SEED", "2712"))
 OPERATIONS = int(os.environ.get("OVN_FRR_SOAK_OPERATIONS", "400"))
+# a slower stack (the Debian roots, a loaded machine) ends the run by time, not by count
+DURATION_S = float(os.environ.get("OVN_FRR_SOAK_DURATION_S", "150"))
 
 
+@pytest.mark.timeout(DURATION_S + 300)
 def test_nb_churn_soak_agrees_with_the_oracle_at_every_quiet_point() -> None:
     with soak_lab(SEED) as soak:
-        fig = soak.run(operations=OPERATIONS)
+        fig = soak.run(operations=OPERATIONS, duration_s=DURATION_S)
         print(json.dumps(fig.summary()))
         assert not fig.mismatches, json.dumps(fig.details[:1], default=str)[:20000]
-        assert fig.quiet_points >= OPERATIONS // 8
+        assert fig.quiet_points >= fig.total // 8
         assert all(fig.operations[op] for op in ("agent_stop", "agent_kill", "frr_restart"))
