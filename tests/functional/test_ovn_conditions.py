@@ -288,9 +288,11 @@ def test_a_changed_port_is_read_anew(central: OvnCentral) -> None:
 
 
 def test_a_distributed_router_goes_with_its_last_local_port(central: OvnCentral) -> None:
-    """A distributed router announced in full brings the switches behind it; once no port is
-    bound here any more, nothing roots it here: the router and its switches go (they kept
-    each other reached before: its switch was there because the router was)."""
+    """A distributed router is announced where its gateway port is active (as OVN 26.03):
+    then it brings the switches behind it. Reached only through a local port, it brings
+    nothing; once its gateway moved away and no port is bound here any more, nothing roots it
+    here: the router and its switches go (they kept each other reached before: its switch
+    was there because the router was)."""
     nb = central.nbctl
     nb("lr-add", "dist", "--", "set", "Logical_Router", "dist", *ON,
        "options:dynamic-routing-redistribute=connected")  # fmt: skip
@@ -299,13 +301,21 @@ def test_a_distributed_router_goes_with_its_last_local_port(central: OvnCentral)
            "ls-add", f"sw-{sw}", "--", "lsp-add", f"sw-{sw}", f"sw-{sw}-r", "--",
            "lsp-set-type", f"sw-{sw}-r", "router", "--", "lsp-set-addresses", f"sw-{sw}-r",
            "router", "--", "lsp-set-options", f"sw-{sw}-r", f"router-port=dist-{sw}")  # fmt: skip
+    nb("lrp-set-gateway-chassis", "dist-b", "ch2", "10")
     nb("lsp-add", "sw-a", "vm-a", "--", "lsp-set-addresses", "vm-a", "0a:00:00:05:01:01 10.55.1.5")
     bind(central, "vm-a", "ch1")
+    bind(central, "cr-dist-b", "ch2")
     w = Watched(central, "ch1")
     try:
         w.state(lambda s: "dist" in {r.name for r in s.routers})
-        assert {"sw-a", "sw-b"} <= w.rows("nb", "Logical_Switch")
+        assert "sw-a" in w.rows("nb", "Logical_Switch")
+        assert "sw-b" not in w.rows("nb", "Logical_Switch")  # announced on ch2, not here
+        central.sbctl("lsp-unbind", "cr-dist-b")
+        central.sbctl("lsp-bind", "cr-dist-b", "ch1")  # a failover to this chassis
+        w.state(lambda s: "sw-b" in {ls.name for ls in s.switches.values()})
         central.sbctl("lsp-unbind", "vm-a")
+        central.sbctl("lsp-unbind", "cr-dist-b")
+        central.sbctl("lsp-bind", "cr-dist-b", "ch2")
         s = w.state(lambda s: "dist" not in {r.name for r in s.routers})
         assert not {"sw-a", "sw-b"} & w.rows("nb", "Logical_Switch")
         assert not {"dist-a", "dist-b"} & {p.name for r in s.routers for p in r.ports}

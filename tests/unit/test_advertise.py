@@ -155,7 +155,7 @@ def test_an_unknown_class_is_ignored_and_noted() -> None:
     s = state(bad, router("nat"))
     assert s.problems() == (
         "router bad: dynamic-routing-redistribute='connected,bogus' has unknown class(es) "
-        "bogus, ignored (known: connected, connected-as-host, lb, nat, static)",
+        "'bogus', ignored (known: connected, connected-as-host, lb, nat, static)",
     )
     assert {str(a.prefix) for a in announcements(s)} == {
         "10.255.0.0/24", "172.20.0.10/32", "172.20.0.11/32"

@@ -28,7 +28,7 @@ net = ipaddress.ip_network
 
 def test_router_options() -> None:
     r = RouterRouting.parse("r", {
-        "dynamic-routing": " TRUE ", "dynamic-routing-redistribute": "nat, lb",
+        "dynamic-routing": "TRUE", "dynamic-routing-redistribute": "nat,lb",
         "dynamic-routing-redistribute-local-only": "true", "dynamic-routing-vrf-name": "blue",
         "dynamic-routing-vrf-id": "1007", "dynamic-routing-no-learning": "false",
     })  # fmt: skip
@@ -44,7 +44,14 @@ def test_router_options() -> None:
         ({"dynamic-routing": "maybe"},
          "router r: dynamic-routing='maybe' is not true or false", False, False),
         ({"dynamic-routing-redistribute": "nat,bgp"},
-         "router r: dynamic-routing-redistribute='nat,bgp' has unknown class(es) bgp", True, True),
+         "router r: dynamic-routing-redistribute='nat,bgp' has unknown class(es) 'bgp'", True,
+         True),
+        # as OVN's ovn-northd: split at commas only, a flag with no blanks around it
+        ({"dynamic-routing-redistribute": "nat, lb"},
+         "router r: dynamic-routing-redistribute='nat, lb' has unknown class(es) ' lb'", True,
+         True),
+        ({"dynamic-routing": " true"},
+         "router r: dynamic-routing=' true' is not true or false", False, False),
         ({"dynamic-routing-redistribute-local-only": "yes"},
          "router r: dynamic-routing-redistribute-local-only='yes' is not true or false", True,
          True),

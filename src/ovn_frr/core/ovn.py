@@ -5,7 +5,8 @@ Every pipeline (import, advertise, and later EVPN and VRF-Lite) is a pure functi
 version) are parsed here, once, into typed values; a malformed value is a problem line that
 names the object, the option and the value, and the object is left out of what that option
 governs (a router whose ``dynamic-routing`` is neither true nor false neither learns nor
-announces; a port whose ``dynamic-routing-redistribute`` has an unknown token announces nothing).
+announces; an unknown ``dynamic-routing-redistribute`` class is ignored, as OVN ignores it, and
+reported).
 
 Options read:
 - Logical_Router: ``dynamic-routing`` (true|false), ``-redistribute`` (comma list of
@@ -58,10 +59,11 @@ def problem(kind: str, name: str, option: str, value: str, reason: str) -> str:
 def _flag(
     kind: str, name: str, options: Mapping[str, str], key: str, problems: list[str]
 ) -> bool | None:
-    """A true/false option (absent: None); anything else is a problem (also None)."""
+    """A true/false option (absent: None), in any case but with no blanks around it (as OVN's
+    smap_get_bool); anything else is a problem (also None)."""
     if key not in options:
         return None
-    text = options[key].strip().lower()
+    text = options[key].lower()
     if text in ("true", "false"):
         return text == "true"
     problems.append(problem(kind, name, key, options[key], "is not true or false"))
@@ -72,15 +74,17 @@ def _classes(
     kind: str, name: str, options: Mapping[str, str], notes: list[str]
 ) -> frozenset[str] | None:
     """The classes of ``-redistribute`` (absent: None; "" none). As OVN: an unknown class is
-    ignored (and noted), the others stand; ``connected-as-host`` implies ``connected``."""
+    ignored (and noted), the others stand; ``connected-as-host`` implies ``connected``. The
+    list is split at commas only, as OVN's ovn-northd splits it: ``nat, lb`` has the unknown
+    class `` lb``."""
     text = options.get(OPT_REDISTRIBUTE)
     if text is None:
         return None
-    tokens = [t.strip() for t in text.split(",") if t.strip()]
+    tokens = [t for t in text.split(",") if t]
     unknown = [t for t in tokens if t not in CLASSES]
     if unknown:
         notes.append(problem(kind, name, OPT_REDISTRIBUTE, text,
-                             f"has unknown class(es) {', '.join(unknown)}, ignored "
+                             f"has unknown class(es) {', '.join(map(repr, unknown))}, ignored "
                              f"(known: {', '.join(sorted(CLASSES))})"))  # fmt: skip
     known = {t for t in tokens if t in CLASSES}
     if "connected-as-host" in known:

@@ -116,16 +116,16 @@ def _flag(options: Mapping[str, str], key: str) -> bool | str | None:
     """True/False, None when absent, "bad" when neither."""
     if key not in options:
         return None
-    text = options[key].strip().lower()
+    text = options[key].lower()
     return text == "true" if text in ("true", "false") else "bad"
 
 
-def _classes(options: Mapping[str, str]) -> set[str] | str | None:
-    """The redistribute classes, None when absent, "bad" with an unknown class."""
+def _classes(options: Mapping[str, str]) -> set[str] | None:
+    """The redistribute classes, None when absent; an unknown class is ignored (docs/intent.md,
+    as OVN's ovn-northd: a warning, the other classes stand)."""
     if "dynamic-routing-redistribute" not in options:
         return None
-    tokens = {t.strip() for t in options["dynamic-routing-redistribute"].split(",") if t.strip()}
-    return "bad" if tokens - CLASSES else tokens
+    return set(options["dynamic-routing-redistribute"].split(",")) & CLASSES
 
 
 def _hop(options: Mapping[str, str], key: str, version: int) -> Addr | str | None:
@@ -170,13 +170,13 @@ class Router:
         id_ok = not vrf_id or (vrf_id.isdigit() and int(vrf_id) not in (0, 252, 253, 254, 255)
                                and int(vrf_id) < 2**32)  # fmt: skip
         no_learning = _flag(o, "dynamic-routing-no-learning")
-        announces = (enabled and vrf_ok and classes != "bad" and local_only != "bad"
+        announces = (enabled and vrf_ok and local_only != "bad"
                      and "bad" not in (hop4, hop6))  # fmt: skip
         learns = enabled and vrf_ok and id_ok and no_learning in (None, False)
         if not vrf and vrf_id and id_ok:  # OVN's name for the table's VRF
             vrf = f"ovnvrf{vrf_id}"
         return cls(row, enabled, announces, learns,
-                   classes if isinstance(classes, set) else set(), local_only is True,
+                   classes or set(), local_only is True,
                    vrf if vrf_ok else "",
                    {4: hop4 if not isinstance(hop4, str) else None,
                     6: hop6 if not isinstance(hop6, str) else None})  # fmt: skip
@@ -414,11 +414,7 @@ class _PortAnnouncements:
     p: Row
 
     def __post_init__(self) -> None:
-        own = _classes(self.p["options"])
-        # an unknown class is ignored, the others stand; the port's list replaces the router's
-        if isinstance(own, str):
-            text = self.p["options"]["dynamic-routing-redistribute"]
-            own = {t.strip() for t in text.split(",") if t.strip()} & CLASSES
+        own = _classes(self.p["options"])  # the port's list replaces the router's
         self.classes = self.r.classes if own is None else own
         lo = _flag(self.p["options"], "dynamic-routing-redistribute-local-only")
         self.local_only = self.r.local_only if lo in (None, "bad") else bool(lo)
@@ -573,7 +569,9 @@ def imports(nb: Nb, bound: Mapping[str, str], chassis: str,
             rib: Mapping[str, Iterable[str]]) -> set[Imported]:  # fmt: skip
     """The owned static routes NB should hold, given zebra's selected BGP routes in the
     default VRF (prefix -> next hop addresses): into each router that learns here (enabled,
-    served here, in the default VRF, learning not turned off), every route that is not a
+    pinned here or a gateway port active here, in the default VRF, learning not turned off;
+    through every port of a gateway router, through the gateway ports active here of any
+    other), every route that is not a
     default route and overlaps nothing OVN owns in the networks routed in the default VRF,
     through the first router port whose networks hold the next hop (next hops no learning
     port holds are left out; a route with none is not imported)."""
@@ -586,7 +584,10 @@ def imports(nb: Nb, bound: Mapping[str, str], chassis: str,
         if not r.learns or r.vrf or not v.gateway_here(row):
             continue
         no_learning = "dynamic-routing-no-learning"
-        ports = [p for p in v.ports(row) if _flag(p["options"], no_learning) in (None, False)]
+        # a gateway router learns on all its ports, any other router on its gateway ports
+        # active here only (its other ports face OVN's own networks)
+        ports = [p for p in v.ports(row) if _flag(p["options"], no_learning) in (None, False)
+                 and (v.pinned(row) is not None or _gateway_active_here(v, p))]  # fmt: skip
         for prefix, hops in rib.items():
             net = ipaddress.ip_network(prefix)
             if net.prefixlen == 0 or any(
@@ -601,6 +602,11 @@ def imports(nb: Nb, bound: Mapping[str, str], chassis: str,
                         out.add((row["name"], prefix, hop, p["name"]))
                         break
     return out
+
+
+def _gateway_active_here(v: View, lrp: Row) -> bool:
+    """A gateway port whose chassisredirect binding is here."""
+    return v.is_gateway_port(lrp) and v.here(f"cr-{lrp['name']}")
 
 
 def _guard(v: View, routers: list[Row], switches: set[str]) -> dict[str, list[Net]]:
