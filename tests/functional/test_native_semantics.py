@@ -19,8 +19,21 @@ import pytest
 from ovn_frr.lab.nbgen import random_case
 from ovn_frr.lab.nbtopo import openshift_node, openstack_router
 from ovn_frr.lab.semantics import Differential, differential_lab
+from ovn_frr.versions import Version, detect
 
-pytestmark = pytest.mark.root
+VERSIONS = detect()
+pytestmark = [
+    pytest.mark.root,
+    # the lab's own OVN only makes the port bindings here, but an ovn-northd that acts on the
+    # options itself and predates 26.03 can wedge: OVN 25.03.0's inserts one NAT's
+    # Advertised_Route twice on these NBs, every SB commit then fails (a constraint
+    # violation, "OVNSB commit failed, force recompute" in a loop) and no binding comes
+    pytest.mark.skipif(
+        VERSIONS.ovn is not None and Version(25, 3) <= VERSIONS.ovn < Version(26, 3),
+        reason=f"OVN {VERSIONS.ovn}'s ovn-northd wedges on duplicate Advertised_Route rows "
+        "for these NBs (the differential runs where the lab's OVN is 23.03 or 26.03+)",
+    ),
+]
 
 #: seeded random NBs: batches of cases sharing one NB (each case has its own addresses)
 BATCHES = 4

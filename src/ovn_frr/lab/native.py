@@ -82,7 +82,11 @@ class NativeOvn:
                  f"--log-file={d / db}.log", f"--unixctl={d / db}.ctl",
                  f"--remote=punix:{d / db}.sock", str(d / f"{db}.db")],
                 netns=self.netns)  # fmt: skip
-        run([*self._bin("ovn-northd"), "--detach", "--no-chdir", f"--pidfile={d}/northd.pid",
+        # --monitor: OVN 26.03.1's ovn-northd can abort on datapaths destroyed and made again
+        # in bulk (northd.c:916, ods_assign_array_index), as the differential does between
+        # batches; its monitor starts it again, and it recomputes everything
+        run([*self._bin("ovn-northd"), "--detach", "--monitor", "--no-chdir",
+             f"--pidfile={d}/northd.pid",
              f"--log-file={d}/northd.log", f"--unixctl={d}/northd.ctl",
              f"--ovnnb-db={self.nb}", f"--ovnsb-db={self.sb}"], netns=self.netns)  # fmt: skip
         self.nbctl("init")
