@@ -571,10 +571,10 @@ def imports(nb: Nb, bound: Mapping[str, str], chassis: str,
     default VRF (prefix -> next hop addresses): into each router that learns here (enabled,
     pinned here or a gateway port active here, in the default VRF, learning not turned off;
     through every port of a gateway router, through the gateway ports active here of any
-    other), every route that is not a
-    default route and overlaps nothing OVN owns in the networks routed in the default VRF,
-    through the first router port whose networks hold the next hop (next hops no learning
-    port holds are left out; a route with none is not imported)."""
+    other), every route that is not a default route and overlaps nothing OVN owns in the
+    networks routed in the default VRF, through the first of those ports whose networks hold
+    the next hop (next hops no learning port holds are left out; a route with none is not
+    imported)."""
     v = View(nb, bound, chassis)
     rows, local = v.share()
     owned = _guard(v, rows, local).get("", [])
