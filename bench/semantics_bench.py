@@ -40,14 +40,16 @@ def main() -> None:
             bad, k = d.report()
             kept.update(k)
             for ch, diffs in bad.items():
-                unexplained += [f"seed {seed} {ch} {x.only} {x.route}" for x in diffs]
+                for x in diffs:  # printed at once too: a long run may not reach its end
+                    unexplained.append(f"seed {seed} {ch} {x.only} {x.route}")
+                    print("UNEXPLAINED", unexplained[-1], flush=True)
             done += n
             print(f"{done} cases, {time.monotonic() - started:.0f} s, "
                   f"unexplained so far {len(unexplained)}", flush=True)  # fmt: skip
     print(json.dumps({"cases": done, "chassis": 2, "kept": dict(kept),
                       "unexplained": len(unexplained)}, indent=1))  # fmt: skip
     for line in unexplained:
-        print("UNEXPLAINED", line)
+        print("UNEXPLAINED", line)  # again, after the summary
     sys.exit(1 if unexplained else 0)
 
 

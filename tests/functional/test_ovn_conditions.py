@@ -4,11 +4,13 @@ that moves to it) and nothing of another chassis; changes there do not wake it."
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
+from ovn_frr.core.advertise import announcements
 from ovn_frr.core.ovn import OvnState
 from ovn_frr.lab import Lab, LabSpec, wait_for
 from ovn_frr.lab.ovn import OvnCentral
@@ -346,5 +348,48 @@ def test_a_change_that_needs_a_condition_round_trip_is_read_in_one_call(
         gr = next(r for r in s.routers if r.name == "GR_ch1")
         assert "172.18.1.50" in {str(n.external_ip) for n in gr.nats}
         assert w.reader.settling > settling  # it did wait for the NAT's row
+    finally:
+        w.reader.close()
+
+
+def test_a_neighbours_floating_ip_follows_the_switch_behind_its_gateway(
+    central: OvnCentral,
+) -> None:
+    """A router announced here (GR_ch1) peered with a distributed router whose FIP's VM is
+    bound here: OVN routes that FIP on the gateway chassis while the switch behind the only
+    gateway port has no localnet port, at the VM once it has one (OVN 26.03's
+    lr_nat_entry_set_dgw_port). So the reader brings that switch with its ports although no
+    port of it is bound here (found by the differential against OVN 26.03, seed 35 case 78)."""
+    nb = central.nbctl
+    nb("lr-add", "fip")
+    nb("lrp-add", "fip", "fip-gw", "0a:00:00:06:00:01", "172.30.0.1/24", "--",
+       "ls-add", "ovl", "--", "lsp-add", "ovl", "ovl-r", "--", "lsp-set-type", "ovl-r", "router",
+       "--", "lsp-set-addresses", "ovl-r", "router", "--",
+       "lsp-set-options", "ovl-r", "router-port=fip-gw")  # fmt: skip
+    nb("lrp-set-gateway-chassis", "fip-gw", "ch2", "10")
+    nb("lrp-add", "fip", "fip-t", "0a:00:00:06:00:02", "10.66.0.1/24", "--",
+       "ls-add", "fipnet", "--", "lsp-add", "fipnet", "fipnet-r", "--",
+       "lsp-set-type", "fipnet-r", "router", "--", "lsp-set-addresses", "fipnet-r", "router",
+       "--", "lsp-set-options", "fipnet-r", "router-port=fip-t", "--",
+       "lsp-add", "fipnet", "fvm", "--", "lsp-set-addresses", "fvm",
+       "0a:00:00:06:01:01 10.66.0.5")  # fmt: skip
+    nb("lr-nat-add", "fip", "dnat_and_snat", "172.30.0.10", "10.66.0.5", "fvm",
+       "0a:00:00:06:01:02")  # fmt: skip
+    nb("lrp-add", "fip", "fip-p", "0a:00:00:06:00:03", "169.254.60.1/30", "peer=gr-p")
+    nb("lrp-add", "GR_ch1", "gr-p", "0a:00:00:06:00:04", "169.254.60.2/30", "peer=fip-p", "--",
+       "set", "Logical_Router_Port", "gr-p", "options:dynamic-routing-redistribute=nat",
+       "options:dynamic-routing-redistribute-local-only=true")  # fmt: skip
+    bind(central, "fvm", "ch1")
+    bind(central, "cr-fip-gw", "ch2")
+    fip = ipaddress.ip_network("172.30.0.10/32")
+    w = Watched(central, "ch1")
+    try:
+        s = w.state(lambda s: "ovl" in {ls.name for ls in s.switches.values()})
+        assert fip not in {a.prefix for a in announcements(s)}  # routed on ch2
+        nb("lsp-add", "ovl", "ovl-ln", "--", "lsp-set-type", "ovl-ln", "localnet", "--",
+           "lsp-set-addresses", "ovl-ln", "unknown", "--",
+           "lsp-set-options", "ovl-ln", "network_name=phys")  # fmt: skip
+        w.state(lambda s: fip in {a.prefix for a in announcements(s)})  # at its VM: here
+        assert "fipnet" in w.rows("nb", "Logical_Switch")  # bound here anyway
     finally:
         w.reader.close()

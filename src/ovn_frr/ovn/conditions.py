@@ -22,7 +22,9 @@ ovn-controller conditions SB on its local datapaths:
            come here): the switches behind its ports (through their router-type ports) with
            all their ports, load balancers and groups, the router ports peered with its
            ports, and the routers across the ports that announce NATs or VIPs (also gateway
-           routers of other chassis) with their ports, NATs and load balancers
+           routers of other chassis) with their ports, NATs and load balancers, and the
+           switch behind such a router's only gateway port with all its ports (whether it has
+           a localnet port says where OVN routes that router's floating IPs)
         Logical_Router_Static_Route: the rows ovn-frr did not write, only while such a
         router redistributes ``static``
 
@@ -142,13 +144,9 @@ def nb(idl: Any, chassis: str, bound: frozenset[str], views: RowViews | None = N
                if standby_gwc & r.gateway_chassis or groups & r.ha_group}  # fmt: skip
     # the local switches (a port bound here), then, round by round, the routers reached
     # through them and the switches behind the routers announced in full here
-    wanted_lsps: set[str] = set()
-    lbs: set[str] = set()
-    lb_groups: set[str] = set()
-    local_switches: set[str] = set()
+    wanted_lsps, lbs, lb_groups, local_switches = set[str](), set[str](), set[str](), set[str]()
     _switches_holding(switches, bound_lsps, wanted_lsps, lbs, lb_groups, local_switches)
-    full_peers: set[str] = set()
-    direct: set[str] = set()
+    full_peers, direct = set[str](), set[str]()
     while True:
         # routers are reached through the switches reached, as ovn-controller follows patch
         # ports from its local datapaths, and through router ports peered directly
@@ -167,6 +165,11 @@ def nb(idl: Any, chassis: str, bound: frozenset[str], views: RowViews | None = N
     # the routers across the ports announcing NATs or VIPs (a gateway router of another
     # chassis too): OVN announces their NATs and VIPs there
     neighbours = _neighbours(lrs, lrps, full_names, switches, by_uuid)
+    # a neighbour's only gateway port: the switch behind it with its ports (OVN routes the
+    # router's floating IPs on the gateway chassis when that switch has no localnet port);
+    # not followed further (its other routers are not reached through it)
+    probes, probe_lsps = _only_gateways(neighbours, lrps, lsps)
+    _switches_holding(switches, probe_lsps, wanted_lsps, lbs, lb_groups, local_switches)
     # every router reached: its networks, NATs and VIPs (the import's hijack guard)
     wanted_lrps: set[str] = set()
     nats: set[str] = set()
@@ -197,7 +200,7 @@ def nb(idl: Any, chassis: str, bound: frozenset[str], views: RowViews | None = N
         ["name", "==", n] for n in sorted(bound - received - {f"cr-{g}" for g in gateways})
     ]
     lsp_conds += [["options", "includes", ["map", [["router-port", n]]]]
-                  for n in sorted(full_names)]  # fmt: skip
+                  for n in sorted(full_names | probes)]  # fmt: skip
     return {
         "Gateway_Chassis": [["chassis_name", "==", chassis]],
         "HA_Chassis": [["chassis_name", "==", chassis]],
@@ -209,7 +212,7 @@ def nb(idl: Any, chassis: str, bound: frozenset[str], views: RowViews | None = N
         + _by_uuid(wanted_lrps)
         or NOTHING,
         "Logical_Switch": _by_uuid(local_switches)
-        + _holding("ports", (bound_lsps | full_peers) - held)
+        + _holding("ports", (bound_lsps | full_peers | probe_lsps) - held)
         or NOTHING,
         "Logical_Switch_Port": lsp_conds + _by_uuid(wanted_lsps) or NOTHING,
         "NAT": _by_uuid(nats) or NOTHING,
@@ -251,6 +254,19 @@ def _full(
         if hosted:
             out.update(r.name for _u, r in mine)
     return out
+
+
+def _only_gateways(
+    routers: Iterable[HolderView], lrps: Mapping[str, LrpView], lsps: Iterable[Any]
+) -> tuple[set[str], set[str]]:
+    """The names of the gateway ports of the routers that have exactly one, and the UUIDs of
+    the router-type switch ports received for them."""
+    names: set[str] = set()
+    for lr in routers:
+        gateways = [r.name for u in lr.ports if (r := lrps.get(str(u))) is not None and r.gateway]
+        if len(gateways) == 1:
+            names.update(gateways)
+    return names, {p.uuid for p in lsps if p.type == "router" and p.router_port in names}
 
 
 def _classes_of(router: Mapping[str, str], port: Mapping[str, str]) -> set[str]:
