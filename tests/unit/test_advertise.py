@@ -214,6 +214,26 @@ def test_floating_ips_stand_for_their_vm_unless_centralized() -> None:
     }  # fmt: skip
 
 
+def test_a_neighbours_floating_ip_follows_the_switch_behind_its_only_gateway() -> None:
+    """A neighbour's floating IP across a local-only ``nat`` port: where its VM is when the
+    switch behind the neighbour's only gateway port (not read here: the reader says only
+    whether it has a localnet port) has one, else where that gateway is (OVN 26.03)."""
+    mine = RouterPort.of("gr-p", (iface("169.254.60.2/30"),), peer="fip-p")
+    gw = RouterPort.of("fip-gw", (iface("172.30.0.1/24"),), bound_here=False, gateway=True)
+    fip = LogicalRouter.of(
+        "fip", {}, ports=(RouterPort.of("fip-p", (iface("169.254.60.1/30"),), peer="gr-p"), gw),
+        nats=(Nat.of("fip", ip("172.30.0.10"), bound_here=True, type="dnat_and_snat",
+                     logical_port="fvm"),),
+    )  # fmt: skip
+    lo = {"dynamic-routing-redistribute-local-only": "true"}
+    r = replace(router("nat", **lo), ports=(mine, UPLINK))
+    assert "172.30.0.10/32" in prefixes(r, fip)  # a switch not read: a provider network
+    s = OvnState((r, fip), gateway_localnet={"fip-gw": True})
+    assert "172.30.0.10/32" in {str(a.prefix) for a in announcements(s)}
+    s = replace(s, gateway_localnet={"fip-gw": False})
+    assert "172.30.0.10/32" not in {str(a.prefix) for a in announcements(s)}
+
+
 def test_static_routes_leave_through_a_port() -> None:
     routes = (
         StaticRoute.of("a", "GR_node1", net("10.51.0.0/16"), nexthop="10.244.1.254"),

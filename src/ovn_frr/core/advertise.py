@@ -274,10 +274,13 @@ def nat_tracked_here(r: LogicalRouter, nat: Nat, state: OvnState) -> str | None:
 
 def _centralized(gateways: list[RouterPort], gw: RouterPort, state: OvnState) -> bool:
     """OVN routes the gateway port's switch on the gateway chassis: the router's only gateway
-    port, on a switch without a localnet port (a switch this chassis does not read is taken
-    to have one: a provider network)."""
-    if len(gateways) != 1 or (sw := state.switch_of(gw)) is None:
+    port, on a switch without a localnet port. The switch is in the state for a router
+    served here; for a neighbour, ``gateway_localnet`` says; a switch not read at all is
+    taken to have a localnet port (a provider network)."""
+    if len(gateways) != 1:
         return False
+    if (sw := state.switch_of(gw)) is None:
+        return not state.gateway_localnet.get(gw.name, True)
     return not any(lsp.type == "localnet" for lsp in sw.ports)
 
 

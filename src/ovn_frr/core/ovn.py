@@ -488,6 +488,9 @@ class OvnState:
     statics: tuple[StaticRoute, ...] = ()
     #: rows the reader could not use at all (e.g. a NAT whose external_ip is no address)
     read_problems: tuple[str, ...] = ()
+    #: router port name -> whether the switch behind it has a localnet port, for a
+    #: neighbour's gateway port whose switch is not in this chassis' share (read only for that)
+    gateway_localnet: Mapping[str, bool] = field(default_factory=dict)
 
     def switch_of(self, port: RouterPort) -> LogicalSwitch | None:
         return self.switches.get(port.switch) if port.switch else None

@@ -22,9 +22,10 @@ ovn-controller conditions SB on its local datapaths:
            come here): the switches behind its ports (through their router-type ports) with
            all their ports, load balancers and groups, the router ports peered with its
            ports, and the routers across the ports that announce NATs or VIPs (also gateway
-           routers of other chassis) with their ports, NATs and load balancers, and the
-           switch behind such a router's only gateway port with all its ports (whether it has
-           a localnet port says where OVN routes that router's floating IPs)
+           routers of other chassis) with their ports, NATs and load balancers; of such a
+           router with floating IPs across a ``nat`` port and one gateway port: the switch
+           behind that port and every localnet port (where OVN routes those floating IPs
+           depends on whether that switch has one), only for that
         Logical_Router_Static_Route: the rows ovn-frr did not write, only while such a
         router redistributes ``static``
 
@@ -114,7 +115,9 @@ def _switches_holding(
             switches_out.add(str(ls.uuid))
 
 
-def nb(idl: Any, chassis: str, bound: frozenset[str], views: RowViews | None = None) -> Conditions:
+def nb(
+    idl: Any, chassis: str, bound: frozenset[str], views: RowViews | None = None
+) -> tuple[Conditions, frozenset[str]]:
     """NB rows that concern this chassis, given the logical ports bound on it (from SB).
     ``views``: what the reader made of each row (kept until the row changes).
 
@@ -122,7 +125,10 @@ def nb(idl: Any, chassis: str, bound: frozenset[str], views: RowViews | None = N
     gateway ports, the router pinned here) through the rows received, to the least fixed
     point: a router reached only through a switch that is there because that router is
     announced in full (a distributed router whose last local port went) is not reached any
-    more, and its rows go."""
+    more, and its rows go.
+
+    Also the UUIDs of the switches read only to learn whether they have a localnet port (not
+    this chassis' share: the reader makes no switch of them)."""
     t = idl.tables
     rv = views or RowViews()
     lsp_of = rv.cache("Logical_Switch_Port", lsp_view)
@@ -164,12 +170,14 @@ def nb(idl: Any, chassis: str, bound: frozenset[str], views: RowViews | None = N
         _switches_holding(switches, full_peers, wanted_lsps, lbs, lb_groups, local_switches)
     # the routers across the ports announcing NATs or VIPs (a gateway router of another
     # chassis too): OVN announces their NATs and VIPs there
-    neighbours = _neighbours(lrs, lrps, full_names, switches, by_uuid)
-    # a neighbour's only gateway port: the switch behind it with its ports (OVN routes the
-    # router's floating IPs on the gateway chassis when that switch has no localnet port);
-    # not followed further (its other routers are not reached through it)
-    probes, probe_lsps = _only_gateways(neighbours, lrps, lsps)
-    _switches_holding(switches, probe_lsps, wanted_lsps, lbs, lb_groups, local_switches)
+    neighbours = _neighbours(lrs, lrps, full_names, switches, by_uuid, {"nat", "lb"})
+    # a neighbour with floating IPs across a ``nat`` port and one gateway port: whether the
+    # switch behind that port has a localnet port (OVN routes the floating IPs on the gateway
+    # chassis when it has none); that switch's row and the localnet ports, nothing else of it
+    probes, probe_lsps = _only_gateways(
+        _neighbours(lrs, lrps, full_names, switches, by_uuid, {"nat"}), lrps, lsps,
+        {str(u) for u, n in t["NAT"].rows.items() if _fip(n)})  # fmt: skip
+    probed = {str(ls.uuid) for ls in switches if probe_lsps.intersection(_refs(ls, "ports"))}
     # every router reached: its networks, NATs and VIPs (the import's hijack guard)
     wanted_lrps: set[str] = set()
     nats: set[str] = set()
@@ -201,7 +209,8 @@ def nb(idl: Any, chassis: str, bound: frozenset[str], views: RowViews | None = N
     ]
     lsp_conds += [["options", "includes", ["map", [["router-port", n]]]]
                   for n in sorted(full_names | probes)]  # fmt: skip
-    return {
+    lsp_conds += [["type", "==", "localnet"]] if probes else []
+    conds = {
         "Gateway_Chassis": [["chassis_name", "==", chassis]],
         "HA_Chassis": [["chassis_name", "==", chassis]],
         "HA_Chassis_Group": _holding("ha_chassis", ha) or NOTHING,
@@ -211,7 +220,7 @@ def nb(idl: Any, chassis: str, bound: frozenset[str], views: RowViews | None = N
         + [["ha_chassis_group", "==", ["uuid", g]] for g in sorted(groups)]
         + _by_uuid(wanted_lrps)
         or NOTHING,
-        "Logical_Switch": _by_uuid(local_switches)
+        "Logical_Switch": _by_uuid(local_switches | probed)
         + _holding("ports", (bound_lsps | full_peers | probe_lsps) - held)
         or NOTHING,
         "Logical_Switch_Port": lsp_conds + _by_uuid(wanted_lsps) or NOTHING,
@@ -220,6 +229,7 @@ def nb(idl: Any, chassis: str, bound: frozenset[str], views: RowViews | None = N
         "Load_Balancer_Group": _by_uuid(lb_groups) or NOTHING,
         LRSR: NOT_OURS if statics else NOTHING,
     }
+    return conds, frozenset(probed - local_switches)
 
 
 def _reached(routers: Iterable[tuple[str, HolderView]], chassis: str,
@@ -256,15 +266,22 @@ def _full(
     return out
 
 
+def _fip(nat: Any) -> bool:
+    """A floating IP: a dnat_and_snat with a logical port and an external MAC."""
+    return bool(nat.type == "dnat_and_snat" and nat.logical_port and nat.external_mac)
+
+
 def _only_gateways(
-    routers: Iterable[HolderView], lrps: Mapping[str, LrpView], lsps: Iterable[Any]
-) -> tuple[set[str], set[str]]:
-    """The names of the gateway ports of the routers that have exactly one, and the UUIDs of
-    the router-type switch ports received for them."""
+    routers: Iterable[HolderView], lrps: Mapping[str, LrpView], lsps: Iterable[Any],
+    fips: set[str],
+) -> tuple[set[str], set[str]]:  # fmt: skip
+    """The names of the gateway ports of the routers with a NAT of ``fips`` (UUIDs) and
+    exactly one gateway port, and the UUIDs of the router-type switch ports received for
+    them."""
     names: set[str] = set()
     for lr in routers:
         gateways = [r.name for u in lr.ports if (r := lrps.get(str(u))) is not None and r.gateway]
-        if len(gateways) == 1:
+        if len(gateways) == 1 and fips.intersection(map(str, lr.nats)):
             names.update(gateways)
     return names, {p.uuid for p in lsps if p.type == "router" and p.router_port in names}
 
@@ -277,9 +294,9 @@ def _classes_of(router: Mapping[str, str], port: Mapping[str, str]) -> set[str]:
 
 def _neighbours(
     routers: Iterable[tuple[str, HolderView]], lrps: Mapping[str, LrpView], full: set[str],
-    switches: Iterable[Any], lsps: Mapping[str, Any],
+    switches: Iterable[Any], lsps: Mapping[str, Any], classes: set[str],
 ) -> list[HolderView]:  # fmt: skip
-    """The routers across the ports of ``full`` that announce ``nat`` or ``lb``: the one
+    """The routers across the ports of ``full`` that announce one of ``classes``: the one
     peered directly, else those with a port on the switch behind."""
     routers = list(routers)
     owner = {str(u): lr for _uuid, lr in routers for u in lr.ports}
@@ -288,7 +305,7 @@ def _neighbours(
     for u, r in lrps.items():
         if r.name not in full or u not in owner:
             continue
-        if not {"nat", "lb"} & _classes_of(owner[u].options, r.options):
+        if not classes & _classes_of(owner[u].options, r.options):
             continue
         if r.peer:
             across.add(r.peer)

@@ -153,13 +153,24 @@ class _Rows:
             lbs.update(self.group(g) or ())
         return tuple(x for u in sorted(lbs) for x in (self.lb(u) or ()))
 
-    def switches(self, bound: frozenset[str]) -> tuple[dict[str, LogicalSwitch], dict[str, str]]:
-        """The switches by UUID, and router port name -> the UUID of the switch behind it."""
+    def switches(
+        self, bound: frozenset[str], probed: frozenset[str] = frozenset()
+    ) -> tuple[dict[str, LogicalSwitch], dict[str, str], dict[str, bool]]:
+        """The switches by UUID, router port name -> the UUID of the switch behind it, and
+        for the switches of ``probed`` (read only for that) router port name -> whether the
+        switch behind it has a localnet port."""
         switches: dict[str, LogicalSwitch] = {}
         behind: dict[str, str] = {}
+        localnet: dict[str, bool] = {}
         cache = self.views.cache("Logical_Switch", switch_view)
         for ls in self.t["Logical_Switch"].rows.values():
             uuid, sv = str(ls.uuid), cache(ls)
+            if uuid in probed:
+                found = [p for pu in sv.ports if (p := self.lsp(pu)) is not None]
+                has = any(p.type == "localnet" for p in found)
+                localnet.update((p.router_port, has) for p in found
+                                if p.type == "router" and p.router_port is not None)  # fmt: skip
+                continue
             lsps = []
             for pu in sv.ports:
                 if (p := self.lsp(pu)) is None:
@@ -172,7 +183,7 @@ class _Rows:
             lsps.sort(key=_name)
             switches[uuid] = LogicalSwitch(uuid, sv.name, tuple(lsps), self.vips(sv),
                                            dict(sv.options))  # fmt: skip
-        return switches, behind
+        return switches, behind, localnet
 
     def router(self, lr: Any, chassis: str, bound: frozenset[str], behind: Mapping[str, str],
                problems: list[str]) -> LogicalRouter:  # fmt: skip
@@ -206,16 +217,18 @@ class _Rows:
 
 
 def read_nb(
-    nb_idl: Any, chassis: str, bound: frozenset[str], views: RowViews | None = None
-) -> tuple[OvnState, tuple[StaticRow, ...]]:
+    nb_idl: Any, chassis: str, bound: frozenset[str], views: RowViews | None = None,
+    probed: frozenset[str] = frozenset(),
+) -> tuple[OvnState, tuple[StaticRow, ...]]:  # fmt: skip
     """The state (its static routes still without routers) and the foreign static rows (call
     with the IDL quiescent). ``bound``: logical ports bound on this chassis; ``views``: what
     was made of each row, kept until it changes (:class:`~ovn_frr.ovn.views.RowViews`, synced
-    by the caller; default: made anew)."""
+    by the caller; default: made anew); ``probed``: switches read only for whether they
+    have a localnet port (:func:`ovn_frr.ovn.conditions.nb`)."""
     t = nb_idl.tables
     rows = _Rows(nb_idl, views or RowViews())
     problems: list[str] = []
-    switches, behind = rows.switches(bound)
+    switches, behind, localnet = rows.switches(bound, probed)
     routers = [rows.router(lr, chassis, bound, behind, problems)
                for lr in t["Logical_Router"].rows.values()]  # fmt: skip
     statics = tuple(
@@ -231,9 +244,8 @@ def read_nb(
         # a row of an older ovn-frr (no owner pair) still carries its chassis marker
         if not any(k.startswith("ovn-frr:") for k in r.external_ids)
     )
-    state = OvnState(
-        tuple(sorted(routers, key=lambda r: r.name)), switches, read_problems=tuple(problems)
-    )
+    state = OvnState(tuple(sorted(routers, key=lambda r: r.name)), switches,
+                     read_problems=tuple(problems), gateway_localnet=localnet)  # fmt: skip
     return state, statics
 
 
@@ -354,11 +366,11 @@ class OvnReader:
             self._views.sync(idl)
             # the conditions first, under the same lock as the state: what they ask for is
             # what this state lacks
-            pending = self.nb.set_conditions(conditions.nb(idl, self.chassis, bound,
-                                                           self._views))  # fmt: skip
+            conds, probed = conditions.nb(idl, self.chassis, bound, self._views)
+            pending = self.nb.set_conditions(conds)
             if (pending or sb_pending) and not anyway:
                 return None
-            return read_nb(idl, self.chassis, bound, self._views)
+            return read_nb(idl, self.chassis, bound, self._views, probed)
 
         return self.nb.read(nb)
 
