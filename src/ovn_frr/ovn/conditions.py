@@ -45,7 +45,15 @@ from typing import Any
 
 from ovn_frr.core.ovn import OPT_ENABLED, OPT_REDISTRIBUTE
 from ovn_frr.ovn.bulk import LRSR, OWNER
-from ovn_frr.ovn.views import HolderView, LrpView, RowViews, lrp_view, lsp_view, router_view
+from ovn_frr.ovn.views import (
+    HolderView,
+    LrpView,
+    RowViews,
+    lrp_view,
+    lsp_view,
+    nat_view,
+    router_view,
+)
 
 #: the static routes ovn-frr did not write (any chassis)
 NOT_OURS = [["external_ids", "excludes", ["map", [list(OWNER)]]]]
@@ -127,13 +135,15 @@ def nb(
     announced in full (a distributed router whose last local port went) is not reached any
     more, and its rows go.
 
-    Also the UUIDs of the switches read only to learn whether they have a localnet port (not
-    this chassis' share: the reader makes no switch of them)."""
+    Also the UUIDs of the switches received that are not this chassis' share (read only to
+    learn whether they have a localnet port, or on their way out): the reader makes no switch
+    of them."""
     t = idl.tables
     rv = views or RowViews()
     lsp_of = rv.cache("Logical_Switch_Port", lsp_view)
     lrp_of = rv.cache("Logical_Router_Port", lrp_view)
     lr_of = rv.cache("Logical_Router", router_view)
+    nat_of = rv.cache("NAT", nat_view)
     lsps = [lsp_of(p) for p in t["Logical_Switch_Port"].rows.values()]
     by_uuid = {x.uuid: x for x in lsps}
     lrps = {str(r.uuid): lrp_of(r) for r in t["Logical_Router_Port"].rows.values()}
@@ -174,10 +184,9 @@ def nb(
     # a neighbour with floating IPs across a ``nat`` port and one gateway port: whether the
     # switch behind that port has a localnet port (OVN routes the floating IPs on the gateway
     # chassis when it has none); that switch's row and the localnet ports, nothing else of it
-    probes, probe_lsps = _only_gateways(
-        _neighbours(lrs, lrps, full_names, switches, by_uuid, {"nat"}), lrps, lsps,
-        {str(u) for u, n in t["NAT"].rows.items() if _fip(n)})  # fmt: skip
-    probed = {str(ls.uuid) for ls in switches if probe_lsps.intersection(_refs(ls, "ports"))}
+    probes, probe_lsps, probed = _only_gateways(
+        _neighbours(lrs, lrps, full_names, switches, by_uuid, {"nat"}), lrps, lsps, switches,
+        {str(u) for u, n in t["NAT"].rows.items() if nat_of(n).distributed_port})  # fmt: skip
     # every router reached: its networks, NATs and VIPs (the import's hijack guard)
     wanted_lrps: set[str] = set()
     nats: set[str] = set()
@@ -229,7 +238,9 @@ def nb(
         "Load_Balancer_Group": _by_uuid(lb_groups) or NOTHING,
         LRSR: NOT_OURS if statics else NOTHING,
     }
-    return conds, frozenset(probed - local_switches)
+    # every switch received outside the share: a probe's, or one on its way out (a probe
+    # dropped): the reader makes no switch of either
+    return conds, frozenset(str(ls.uuid) for ls in switches) - local_switches
 
 
 def _reached(routers: Iterable[tuple[str, HolderView]], chassis: str,
@@ -266,24 +277,22 @@ def _full(
     return out
 
 
-def _fip(nat: Any) -> bool:
-    """A floating IP: a dnat_and_snat with a logical port and an external MAC."""
-    return bool(nat.type == "dnat_and_snat" and nat.logical_port and nat.external_mac)
-
-
 def _only_gateways(
     routers: Iterable[HolderView], lrps: Mapping[str, LrpView], lsps: Iterable[Any],
-    fips: set[str],
-) -> tuple[set[str], set[str]]:  # fmt: skip
+    switches: Iterable[Any], fips: set[str],
+) -> tuple[set[str], set[str], set[str]]:  # fmt: skip
     """The names of the gateway ports of the routers with a NAT of ``fips`` (UUIDs) and
-    exactly one gateway port, and the UUIDs of the router-type switch ports received for
-    them."""
+    exactly one gateway port, the UUIDs of the router-type switch ports received for them,
+    and of the switches received holding those."""
     names: set[str] = set()
     for lr in routers:
         gateways = [r.name for u in lr.ports if (r := lrps.get(str(u))) is not None and r.gateway]
         if len(gateways) == 1 and fips.intersection(map(str, lr.nats)):
             names.update(gateways)
-    return names, {p.uuid for p in lsps if p.type == "router" and p.router_port in names}
+    if not names:
+        return names, set(), set()
+    ports = {p.uuid for p in lsps if p.type == "router" and p.router_port in names}
+    return names, ports, {str(ls.uuid) for ls in switches if ports.intersection(_refs(ls, "ports"))}
 
 
 def _classes_of(router: Mapping[str, str], port: Mapping[str, str]) -> set[str]:
