@@ -180,12 +180,12 @@ def nb(
         _switches_holding(switches, full_peers, wanted_lsps, lbs, lb_groups, local_switches)
     # the routers across the ports announcing NATs or VIPs (a gateway router of another
     # chassis too): OVN announces their NATs and VIPs there
-    neighbours = _neighbours(lrs, lrps, full_names, switches, by_uuid, {"nat", "lb"})
+    neighbours, across_nat = _neighbours(lrs, lrps, full_names, switches, by_uuid)
     # a neighbour with floating IPs across a ``nat`` port and one gateway port: whether the
     # switch behind that port has a localnet port (OVN routes the floating IPs on the gateway
     # chassis when it has none); that switch's row and the localnet ports, nothing else of it
     probes, probe_lsps, probed = _only_gateways(
-        _neighbours(lrs, lrps, full_names, switches, by_uuid, {"nat"}), lrps, lsps, switches,
+        across_nat, lrps, lsps, switches,
         {str(u) for u, n in t["NAT"].rows.items() if nat_of(n).distributed_port})  # fmt: skip
     # every router reached: its networks, NATs and VIPs (the import's hijack guard)
     wanted_lrps: set[str] = set()
@@ -303,27 +303,39 @@ def _classes_of(router: Mapping[str, str], port: Mapping[str, str]) -> set[str]:
 
 def _neighbours(
     routers: Iterable[tuple[str, HolderView]], lrps: Mapping[str, LrpView], full: set[str],
-    switches: Iterable[Any], lsps: Mapping[str, Any], classes: set[str],
-) -> list[HolderView]:  # fmt: skip
-    """The routers across the ports of ``full`` that announce one of ``classes``: the one
-    peered directly, else those with a port on the switch behind."""
+    switches: Iterable[Any], lsps: Mapping[str, Any],
+) -> tuple[list[HolderView], list[HolderView]]:  # fmt: skip
+    """The routers across the ports of ``full`` that announce ``nat`` or ``lb`` (the one
+    peered directly, else those with a port on the switch behind), and those of them across
+    a port that announces ``nat``, in one pass."""
     routers = list(routers)
     owner = {str(u): lr for _uuid, lr in routers for u in lr.ports}
     across: set[str] = set()
-    behind: set[str] = set()
+    across_nat: set[str] = set()
+    behind: dict[str, bool] = {}  # port name -> it announces nat
     for u, r in lrps.items():
         if r.name not in full or u not in owner:
             continue
-        if not classes & _classes_of(owner[u].options, r.options):
+        classes = _classes_of(owner[u].options, r.options)
+        if not {"nat", "lb"} & classes:
             continue
         if r.peer:
             across.add(r.peer)
+            if "nat" in classes:
+                across_nat.add(r.peer)
         else:
-            behind.add(r.name)
+            behind[r.name] = "nat" in classes
     for ls in switches:
         ports = [x for u in _refs(ls, "ports") if (x := lsps.get(u)) is not None
                  and x.type == "router" and x.router_port is not None]  # fmt: skip
-        if any(x.router_port in behind for x in ports):
+        found = [behind[x.router_port] for x in ports if x.router_port in behind]
+        if found:
             across.update(x.router_port for x in ports)
-    return [lr for _uuid, lr in routers
-            if any(lrps[str(u)].name in across for u in lr.ports if str(u) in lrps)]  # fmt: skip
+            if any(found):
+                across_nat.update(x.router_port for x in ports)
+
+    def holding(names: set[str]) -> list[HolderView]:
+        return [lr for _uuid, lr in routers
+                if any(lrps[str(u)].name in names for u in lr.ports if str(u) in lrps)]  # fmt: skip
+
+    return holding(across), holding(across_nat)
