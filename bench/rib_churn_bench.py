@@ -73,6 +73,8 @@ def main() -> None:
             rib.snapshot()
         if n % step == 0:
             gc.collect()
+            first = first or rss_mb()
+            first = first or rss_mb()
             print(
                 f"after {n:>9} changes: RSS {rss_mb():.1f} MB = {rss_mb() / base:.3f} x baseline"
                 f" ({n / (time.monotonic() - started):.0f} changes/s)"

@@ -56,6 +56,8 @@ OTHERS = {
     "172.20.0.10/32": Nat.of("GR_node1", ip("172.20.0.10")),
 }
 OWNED = frozenset(OTHERS)
+#: row UUIDs (the agent keeps them as numbers: they must be UUIDs)
+U1, U2, U3 = (f"00000000-0000-4000-8000-00000000000{i}" for i in (1, 2, 3))
 
 
 def ovn(routers: tuple[LogicalRouter, ...] = (GR,), owned: frozenset[str] = OWNED) -> OvnState:
@@ -69,10 +71,7 @@ def ovn(routers: tuple[LogicalRouter, ...] = (GR,), owned: frozenset[str] = OWNE
 
 
 def rib(*routes: tuple[str, tuple[Hop, ...]], table: int = 254, protocol: int = 186) -> RibSnapshot:
-    entries = {
-        str(net(p)): RibRoute(table, str(net(p)), protocol, "unicast", frozenset(hops))
-        for p, hops in routes
-    }
+    entries = {str(net(p)): RibRoute(protocol, "unicast", frozenset(hops)) for p, hops in routes}
     return RibSnapshot({table: entries})
 
 
@@ -241,7 +240,7 @@ def test_vrf_table_selection() -> None:
 
 def test_max_prefix_keeps_existing_and_adds_nothing_new() -> None:
     snap = rib(*((f"198.51.100.{i * 4}/30", (Hop(TOR1, 2),)) for i in range(5)))
-    existing = (OwnedRoute.of("u1", "GR_node1", "198.51.100.16/30", "10.255.0.2", "rtoe-GR_node1"),)
+    existing = (OwnedRoute.of(U1, "GR_node1", "198.51.100.16/30", "10.255.0.2", "rtoe-GR_node1"),)
     p = plan_import(ovn(), snap, ImportPolicy(max_prefix=3), owned_rows=existing)
     assert {r.prefix for r in p.routes} == {
         "198.51.100.16/30",
@@ -258,31 +257,32 @@ def test_diff_keeps_valid_rows_and_removes_duplicates() -> None:
     keep = DesiredRoute("GR", "198.51.100.0/24", "10.255.0.2", "p1")
     new = DesiredRoute("GR", "198.51.100.0/24", "10.255.1.2", "p2")
     rows = [
-        OwnedRoute.of("u1", "GR", "198.51.100.0/24", "10.255.0.2", "p1"),
-        OwnedRoute.of("u2", "GR", "198.51.100.0/24", "10.255.0.2", "p1"),  # duplicate
-        OwnedRoute.of("u3", "GR", "203.0.113.0/24", "10.255.0.2", "p1"),  # withdrawn
+        OwnedRoute.of(U1, "GR", "198.51.100.0/24", "10.255.0.2", "p1"),
+        OwnedRoute.of(U2, "GR", "198.51.100.0/24", "10.255.0.2", "p1"),  # duplicate
+        OwnedRoute.of(U3, "GR", "203.0.113.0/24", "10.255.0.2", "p1"),  # withdrawn
     ]
     d = diff_routes(frozenset({keep, new}), rows)
     assert d.add == (new,)
-    assert sorted(r.uuid for r in d.delete) == ["u2", "u3"]
+    assert sorted(r.uuid for r in d.delete) == [U2, U3]
     assert not diff_routes(frozenset({keep}), rows[:1])
 
 
 def test_owned_rows_index_follows_adds_and_removes() -> None:
     keep = DesiredRoute("GR", "198.51.100.0/24", "10.255.0.2", "p1")
-    owned = OwnedRows([OwnedRoute("u1", keep), OwnedRoute("u2", keep)])  # u2 duplicates u1
+    owned = OwnedRows([OwnedRoute(U1, keep), OwnedRoute(U2, keep)])  # u2 duplicates u1
     assert (len(owned), dict(owned.routers())) == (2, {"GR": 2})
-    assert [r.uuid for r in diff_routes(frozenset({keep}), owned).delete] == ["u2"]
-    owned.remove("u1")  # the duplicate now stands for the route: nothing to do
+    assert [r.uuid for r in diff_routes(frozenset({keep}), owned).delete] == [U2]
+    owned.remove(OwnedRoute(U1, keep))  # the duplicate now stands for it: nothing to do
     assert not diff_routes(frozenset({keep}), owned)
-    owned.add(OwnedRoute("u3", DesiredRoute("LR", "203.0.113.0/24", "10.0.0.1", "")))
+    owned.add(OwnedRoute(U3, DesiredRoute("LR", "203.0.113.0/24", "10.0.0.1", "")))
     assert dict(owned.routers()) == {"GR": 1, "LR": 1}
     assert owned.of_router("LR")[0].output_port is None
     d = diff_routes(frozenset({keep}), owned)
-    assert [r.uuid for r in d.delete] == ["u3"] and not d.add
-    owned.remove("u3")
-    owned.remove("u3")  # unknown: nothing happens
-    assert [r.uuid for r in owned] == ["u2"] and dict(owned.routers()) == {"GR": 1}
+    assert [r.uuid for r in d.delete] == [U3] and not d.add
+    u3 = owned.of_router("LR")[0]
+    owned.remove(u3)
+    owned.remove(u3)  # unknown: nothing happens
+    assert [r.uuid for r in owned] == [U2] and dict(owned.routers()) == {"GR": 1}
 
 
 def test_decision_cache_gives_the_same_plan_and_follows_changes() -> None:
@@ -392,7 +392,7 @@ def test_the_hijack_guard_is_per_vrf() -> None:
         20: [("10.0.0.0/24", TOR2), ("10.1.0.0/24", TOR2)],
     }
     snap = RibSnapshot({
-        t: {p: RibRoute(t, p, 186, "unicast", frozenset({Hop(gw, 2)})) for p, gw in routes}
+        t: {p: RibRoute(186, "unicast", frozenset({Hop(gw, 2)})) for p, gw in routes}
         for t, routes in entries.items()
     })  # fmt: skip
     p = plan_import(state, snap, ImportPolicy(vrf_tables={"red": 10, "blue": 20}))
@@ -424,7 +424,7 @@ def test_one_network_in_two_vrfs_guards_both() -> None:
         pinned_here=True,
     )  # fmt: skip
     snap = RibSnapshot({
-        t: {"10.0.0.0/24": RibRoute(t, "10.0.0.0/24", 186, "unicast", frozenset({Hop(gw, 2)}))}
+        t: {"10.0.0.0/24": RibRoute(186, "unicast", frozenset({Hop(gw, 2)}))}
         for t, gw in ((10, TOR1), (20, TOR2))
     })  # fmt: skip
     p = plan_import(OvnState((red, blue), {red_sw.uuid: red_sw}), snap,
@@ -445,7 +445,7 @@ def test_one_network_in_two_vrfs_guards_both() -> None:
         port = RouterPort.of(f"up-{name}", (iface(uplink),), switch=sw.uuid)
         r = LogicalRouter.of(name, opts, (port,), pinned_here=True)
         routers.append(replace(r, nats=(Nat.of(name, ip(nat_ip)),)) if vrf else r)
-    snap = RibSnapshot({254: {f"{nat_ip}/32": RibRoute(254, f"{nat_ip}/32", 186, "unicast",
+    snap = RibSnapshot({254: {f"{nat_ip}/32": RibRoute(186, "unicast",
                                                         frozenset({Hop(TOR2, 2)}))}})  # fmt: skip
     p = plan_import(OvnState(tuple(routers), ext), snap, ImportPolicy(vrf_tables={"red": 10}))
     assert [(r.router, r.reason) for r in p.rejected] == [("GR_def", "hijack")]

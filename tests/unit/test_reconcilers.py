@@ -201,7 +201,7 @@ class FakeNb:
         out = []
         for r in routes:
             self._n += 1
-            out.append(OwnedRoute(f"uuid-{self._n}", r))
+            out.append(OwnedRoute(f"00000000-0000-4000-8000-{self._n:012x}", r))
         return out
 
     def write(
@@ -240,6 +240,9 @@ class FakeNb:
         return None
 
 
+#: a row written before the agent started (row UUIDs are UUIDs: the agent keeps them as numbers)
+OLD = "0000000a-0000-4000-8000-000000000000"
+
 GR = LogicalRouter.of(
     "GR_node1", {"dynamic-routing": "true"},
     (RouterPort.of("rtoe-GR_node1", (iface("10.255.0.1/24"),)),), pinned_here=True,
@@ -266,7 +269,7 @@ def prefixes(nb: FakeNb) -> list[str]:
 
 def test_import_adds_before_the_replay_ends_and_deletes_only_after() -> None:
     nb = FakeNb()
-    nb.rows["old"] = OwnedRoute.of("old", "GR_node1", "192.0.2.0/24", "10.255.0.2",
+    nb.rows[OLD] = OwnedRoute.of(OLD, "GR_node1", "192.0.2.0/24", "10.255.0.2",
                                    "rtoe-GR_node1")  # fmt: skip
     clock = Clock()
     rec, rib, _state = importer(nb, clock)
@@ -383,7 +386,7 @@ def test_a_write_that_finds_one_router_gone_counts_what_it_wrote_to_the_others()
 
 def test_two_routers_with_one_name_get_no_routes_and_lose_those_they_had() -> None:
     nb = FakeNb()
-    nb.rows["old"] = OwnedRoute.of("old", "GR_node1", "192.0.2.0/24", "10.255.0.2",
+    nb.rows[OLD] = OwnedRoute.of(OLD, "GR_node1", "192.0.2.0/24", "10.255.0.2",
                                    "rtoe-GR_node1")  # fmt: skip
     nb.homes["GR_node1"] = "uuid-a"
     clock = Clock()

@@ -81,6 +81,34 @@ def test_group_changed_in_place_re_resolves_its_routes() -> None:
     assert gws(rib.snapshot()) == {"10.255.0.2"}
 
 
+def test_a_member_changed_in_place_re_resolves_the_routes_of_its_groups() -> None:
+    """zebra redefines a next hop under its id: the routes on it, directly or through a group,
+    follow; the others are not touched."""
+    gw3 = ipaddress.ip_address("10.255.2.2")
+    rib = Rib()
+    rib.apply([NexthopMessage(True, 13, GW1, 2), NexthopMessage(True, 22, GW2, 3),
+               NexthopMessage(True, 21, group=((13, 1), (22, 1))), add(str(P), nh_id=21),
+               add("10.1.0.0/16", nh_id=13), add("10.2.0.0/16", nh_id=22)], now=0)  # fmt: skip
+    rib.snapshot()
+    rib.apply([NexthopMessage(True, 13, gw3, 4)], now=1)
+    snap = rib.snapshot()
+    assert gws(snap) == {"10.255.2.2", "10.255.1.2"} and gws(snap, "10.1.0.0/16") == {"10.255.2.2"}
+    assert snap.changed == {254: frozenset({str(P), "10.1.0.0/16"})}
+
+
+def test_a_new_zebra_reusing_an_id_does_not_re_resolve_a_route_it_has_not_replayed() -> None:
+    """Next-hop ids belong to one zebra run: until the new zebra replays a route, the route
+    keeps its last resolution even if an id of the new run has its old id's number."""
+    rib = Rib(replay_quiet=1.0)
+    rib.apply([NexthopMessage(True, 13, GW1, 2), add(str(P), nh_id=13)], now=0)
+    rib.connected(now=10.0, restarted=False)  # (no ECMP legs held: see the test below)
+    rib.apply([NexthopMessage(True, 13, GW2, 3), add("10.1.0.0/16", nh_id=13)], now=10.1)
+    snap = rib.snapshot()
+    assert gws(snap) == {"10.255.0.2"} and gws(snap, "10.1.0.0/16") == {"10.255.1.2"}
+    rib.apply([add(str(P), nh_id=13)], now=10.2)  # replayed: now on the new run's 13
+    assert gws(rib.snapshot()) == {"10.255.1.2"}
+
+
 def test_replay_sweeps_only_what_was_not_refreshed() -> None:
     rib = Rib(replay_quiet=1.0)
     rib.apply([add("10.1.0.0/16", str(GW1)), add("10.2.0.0/16", str(GW1))], now=0.0)
@@ -190,7 +218,7 @@ def test_next_hop_churn_leaves_no_references_behind() -> None:
         rib.apply([NexthopMessage(False, i) for i in range(next_id - 60, next_id - 30)
                    if i > 0], now=float(rnd))  # fmt: skip
     assert len(rib) == 10
-    assert len(rib._nh_users) <= 10  # one group id per route
+    assert len(rib._nh_count) <= 10  # one group id per route
     assert len(rib._group_users) <= 20 and len(rib._nexthops) <= 60
 
 

@@ -164,18 +164,48 @@ HopRows = tuple[tuple[str, str], ...] | str
 
 @dataclass(slots=True)
 class _RouterMemo:
-    """What the passes for one router decided so far (see :class:`DecisionCache`)."""
+    """What the passes for one router decided so far (see :class:`DecisionCache`): each
+    prefix's decision in exactly one of three maps (at 1M routes, one dict entry a route)."""
 
     ctx: tuple[Hashable, Mapping[Network, str], ImportPolicy]
-    #: prefix -> (the RibRoute decided on, the decision)
-    decisions: dict[str, tuple[RibRoute, Decision]] = field(default_factory=dict)
-    #: the decisions split by outcome: what the router gets, what it does not
-    accepted: dict[str, tuple[DesiredRoute, ...]] = field(default_factory=dict)
+    #: prefix -> its one route (most routes: no tuple around it)
+    single: dict[str, DesiredRoute] = field(default_factory=dict)
+    #: prefix -> its routes, one per next hop (ECMP)
+    multi: dict[str, tuple[DesiredRoute, ...]] = field(default_factory=dict)
     rejects: dict[str, Rejection] = field(default_factory=dict)
     #: (hop set, IP version of the prefix) -> its rows (see _hop_rows)
     hops: dict[tuple[frozenset[Hop], int], HopRows] = field(default_factory=dict)
     #: the RIB snapshot (serial, table) these reflect; (0, 0): none
     seen: tuple[int, int] = (0, 0)
+
+    def forget(self, prefix: str) -> None:
+        self.single.pop(prefix, None)
+        self.multi.pop(prefix, None)
+        self.rejects.pop(prefix, None)
+
+    def record(self, prefix: str, decision: Decision) -> None:
+        self.forget(prefix)
+        if isinstance(decision, Rejection):
+            self.rejects[prefix] = decision
+        elif len(decision) == 1:
+            self.single[prefix] = decision[0]
+        else:
+            self.multi[prefix] = decision
+
+    def decision(self, prefix: str) -> Decision | None:
+        if (one := self.single.get(prefix)) is not None:
+            return (one,)
+        return self.multi.get(prefix) or self.rejects.get(prefix)
+
+    def accepted(self) -> int:
+        return len(self.single) + len(self.multi)
+
+    def routes(self) -> Iterable[DesiredRoute]:
+        return itertools.chain(self.single.values(),
+                               itertools.chain.from_iterable(self.multi.values()))  # fmt: skip
+
+    def accepted_by_prefix(self) -> dict[str, tuple[DesiredRoute, ...]]:
+        return {**{p: (r,) for p, r in self.single.items()}, **self.multi}
 
 
 class DecisionCache:
@@ -183,9 +213,9 @@ class DecisionCache:
     owns and the policy stay the same. A pass whose RIB snapshot directly follows the one of
     the pass before (``RibSnapshot.serial``) decides only the prefixes that snapshot names as
     changed: its cost follows the change, not the table (a 100k-route import runs ~20 passes).
-    Any other snapshot gets a full pass, which reuses a decision while the RIB holds the very
-    same RibRoute object for that prefix. The result is the same either way (a unit test
-    checks it on random change sequences)."""
+    Any other snapshot (the first for a router, in the agent) gets a full pass that decides
+    every prefix again. The result is the same either way (a unit test checks it on random
+    change sequences)."""
 
     def __init__(self) -> None:
         self._routers: dict[str, _RouterMemo] = {}
@@ -223,7 +253,7 @@ class DecisionCache:
         """What the last pass decided for ``prefix``, in every router (for trace; a plan may
         be under way in another thread: the memos are copied first, in one step)."""
         memos = list(self._routers.values())
-        return [hit[1] for m in memos if (hit := m.decisions.get(prefix))]
+        return [d for m in memos if (d := m.decision(prefix)) is not None]
 
     def forget_others(self, routers: Iterable[str]) -> None:
         """Drop the memos of routers that no longer learn here."""
@@ -251,7 +281,7 @@ def plan_import(
     cache = cache or DecisionCache()
     routers, rejected = learning_routers(state, policy)
     allowed = PrefixIndex(policy.allow_overlap)
-    desired: set[DesiredRoute] = set()
+    desired: list[Iterable[DesiredRoute]] = []
     for name, (router, table) in sorted(routers.items()):
         ovn_owned, owned = cache.owned(state, router.routing.vrf)
         memo = cache.router(router, ovn_owned, policy)
@@ -259,39 +289,30 @@ def plan_import(
         routes = rib.table(table)
         changed = _changed_since(memo.seen, rib, table)
         if changed is None:  # a full pass
-            memo.accepted.clear()
+            memo.single.clear()
+            memo.multi.clear()
             memo.rejects.clear()
-            changed = routes.keys() | memo.decisions.keys()
+            changed = routes.keys()
         for prefix in changed:
             route = routes.get(prefix)
             if route is None or route.protocol not in policy.protocols:
                 # gone, or connected, kernel, ...: never candidates, not "rejected"
-                memo.decisions.pop(prefix, None)
-                memo.accepted.pop(prefix, None)
-                memo.rejects.pop(prefix, None)
+                memo.forget(prefix)
                 continue
-            hit = memo.decisions.get(prefix)
-            if hit is not None and hit[0] is route:
-                result = hit[1]
-            else:
-                result = _decide(name, route, hop_rows, owned, allowed, policy)
-                memo.decisions[prefix] = (route, result)
-            if isinstance(result, Rejection):
-                memo.rejects[prefix] = result
-                memo.accepted.pop(prefix, None)
-            else:
-                memo.accepted[prefix] = result
-                memo.rejects.pop(prefix, None)
+            memo.record(prefix, _decide(name, prefix, route, hop_rows, owned, allowed, policy))
         memo.seen = (rib.serial, table)
         rejected.extend(memo.rejects.values())
-        if len(memo.accepted) <= policy.max_prefix:
-            desired.update(itertools.chain.from_iterable(memo.accepted.values()))
+        if memo.accepted() <= policy.max_prefix:
+            desired.append(memo.routes())
         else:
             existing = {row.prefix for row in owned_rows if row.router == name}
-            desired.update(_limit(name, memo.accepted, existing, policy.max_prefix, rejected))
+            desired.append(_limit(name, memo.accepted_by_prefix(), existing, policy.max_prefix,
+                                  rejected))  # fmt: skip
     cache.forget_others(routers)
-    return ImportPlan(
-        frozenset(desired), tuple(sorted(rejected)), {n: t for n, (_r, t) in routers.items()}
+    return ImportPlan(  # one set built once: at 1M routes, no copy of it
+        frozenset(itertools.chain.from_iterable(desired)),
+        tuple(sorted(rejected)),
+        {n: t for n, (_r, t) in routers.items()},
     )
 
 
@@ -310,13 +331,13 @@ def _changed_since(seen: tuple[int, int], rib: RibSnapshot, table: int) -> Abstr
 
 def _decide(
     router: str,
+    prefix: str,
     route: RibRoute,
     hop_rows: Callable[[frozenset[Hop], int], HopRows],
     owned: PrefixIndex,
     allowed: PrefixIndex,
     policy: ImportPolicy,
 ) -> Decision:
-    prefix = route.prefix  # shared by the rows written for it
     if route.kind != "unicast":
         return Rejection(router, prefix, "not-unicast", f"{route.kind} route")
     version, addr, length = prefix_key(prefix)
@@ -406,9 +427,11 @@ class RouteDiff:
 
 
 class OwnedRows:
-    """The rows this chassis owns, by UUID and by what they route: the agent's bookkeeping,
-    kept from its own writes, so that a pass diffs the whole desired state against it with set
-    operations (100k routes: a few ms) instead of a loop over every row. Mutable, not shared."""
+    """The rows this chassis owns, by what they route: the agent's bookkeeping, kept from its
+    own writes, so that a pass diffs the whole desired state against it with set operations
+    (100k routes: a few ms) instead of a loop over every row. Mutable, not shared. One dict
+    entry a row, what it routes -> its UUID as a number (the DesiredRoute is the plan's own
+    object): at 1M rows ~90 bytes a row, was ~220 with the UUID's text and a second index."""
 
     def __init__(
         self, rows: Iterable[OwnedRoute] = (), homes: Mapping[str, Iterable[str]] | None = None
@@ -417,51 +440,72 @@ class OwnedRows:
         #: routers share the name (a router deleted and created again under its name is
         #: another row: the rows went with the old one)
         self.homes: dict[str, set[str]] = {n: set(h) for n, h in (homes or {}).items()}
-        self._by_uuid: dict[str, OwnedRoute] = {}
-        self._by_route: dict[DesiredRoute, OwnedRoute] = {}
+        self._by_route: dict[DesiredRoute, int] = {}
         #: rows that route the same as another one (left by an interrupted write, say): extra
-        self._dupes: dict[str, OwnedRoute] = {}
+        self._dupes: dict[int, DesiredRoute] = {}
         self._per_router: Counter[str] = Counter()
         for row in rows:
             self.add(row)
 
     def add(self, row: OwnedRoute) -> None:
-        self.remove(row.uuid)
-        self._by_uuid[row.uuid] = row
+        uuid, known = _uuid_number(row.uuid), self._by_route.get(row.route)
+        if known == uuid or uuid in self._dupes:
+            return  # known already
         self._per_router[row.router] += 1
-        if row.route in self._by_route:
-            self._dupes[row.uuid] = row
+        if known is not None:
+            self._dupes[uuid] = row.route
         else:
-            self._by_route[row.route] = row
+            self._by_route[row.route] = uuid
 
-    def remove(self, uuid: str) -> None:
-        row = self._by_uuid.pop(uuid, None)
-        if row is None:
-            return
+    def remove(self, row: OwnedRoute) -> None:
+        uuid = _uuid_number(row.uuid)
+        if self._dupes.pop(uuid, None) is None:
+            if self._by_route.get(row.route) != uuid:
+                return  # not known
+            del self._by_route[row.route]
+            for uuid, route in self._dupes.items():  # a duplicate now stands for the route
+                if route == row.route:
+                    del self._dupes[uuid]
+                    self._by_route[route] = uuid
+                    break
         self._per_router[row.router] -= 1
         if not self._per_router[row.router]:
             del self._per_router[row.router]
-        if self._dupes.pop(uuid, None) is not None:
-            return
-        del self._by_route[row.route]
-        for other in self._dupes.values():  # a duplicate now stands for the route
-            if other.route == row.route:
-                del self._dupes[other.uuid]
-                self._by_route[other.route] = other
-                break
 
     def routers(self) -> Mapping[str, int]:
         """Router name -> how many rows this chassis owns there."""
         return self._per_router
 
     def of_router(self, router: str) -> list[OwnedRoute]:
-        return [r for r in self._by_uuid.values() if r.router == router]
+        return self._rows(lambda route: route.router == router)
+
+    def of_prefix(self, prefix: str) -> list[OwnedRoute]:
+        return self._rows(lambda route: route.prefix == prefix)
+
+    def _rows(self, keep: Callable[[DesiredRoute], bool]) -> list[OwnedRoute]:
+        """The rows that route what ``keep`` keeps (their UUIDs made text only for them)."""
+        rows = [(u, r) for r, u in self._by_route.items() if keep(r)]
+        rows += [(u, r) for u, r in self._dupes.items() if keep(r)]
+        return [OwnedRoute(_uuid_text(u), r) for u, r in rows]
 
     def __len__(self) -> int:
-        return len(self._by_uuid)
+        return len(self._by_route) + len(self._dupes)
 
     def __iter__(self) -> Iterator[OwnedRoute]:
-        return iter(self._by_uuid.values())
+        for route, uuid in self._by_route.items():
+            yield OwnedRoute(_uuid_text(uuid), route)
+        for uuid, route in self._dupes.items():
+            yield OwnedRoute(_uuid_text(uuid), route)
+
+
+def _uuid_number(text: str) -> int:
+    """A UUID's 128 bits (~48 bytes; its text ~85)."""
+    return int(text.replace("-", ""), 16)
+
+
+def _uuid_text(number: int) -> str:
+    h = f"{number:032x}"
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def diff_routes(
@@ -472,5 +516,6 @@ def diff_routes(
     rows = owned if isinstance(owned, OwnedRows) else OwnedRows(owned)
     by_route = rows._by_route
     stale = by_route.keys() - desired
-    delete = [by_route[k] for k in stale] if stale else []
-    return RouteDiff(tuple(sorted(desired.difference(by_route))), (*delete, *rows._dupes.values()))
+    delete = [OwnedRoute(_uuid_text(by_route[k]), k) for k in stale] if stale else []
+    dupes = [OwnedRoute(_uuid_text(u), r) for u, r in rows._dupes.items()]
+    return RouteDiff(tuple(sorted(desired.difference(by_route))), (*delete, *dupes))

@@ -31,18 +31,24 @@ from ovn_frr.fpm.netlink import Message, NexthopMessage, RouteMessage
 Key = tuple[int, str]
 
 
-@dataclass(slots=True)
-class _Entry:
-    """What re-resolution needs of the last message (not the message: memory, at 1M routes)."""
+@dataclass(frozen=True, slots=True)
+class _Waiting:
+    """A route's last message, while the next hops it references are not all known (its
+    last complete resolution, if any, stays published meanwhile)."""
 
-    nh_id: int | None
+    nh_id: int
     protocol: int
     kind: str
-    #: the last complete resolution; kept while a newer message waits for its next hops
-    route: RibRoute | None
 
 
 class Rib:
+    """Memory at 1M routes is what shapes the state: per route, one entry in its table's dict
+    (the prefix text -> a RibRoute shared by every route with the same next hops), nothing
+    else (~45 bytes a route beside the prefix's text, was ~310 with an entry object, a key
+    tuple and an index of each next-hop object's routes). A next-hop object that changes in
+    place, which zebra seldom does (a new next-hop set gets a new id), costs a pass over the
+    routes instead (one per batch of messages, ~0.2 s at 1M)."""
+
     def __init__(
         self, coalesce: float = 0.05, replay_quiet: float = 1.0, replay_hold: float = 0.0
     ) -> None:
@@ -50,26 +56,33 @@ class Rib:
         self.replay_quiet = replay_quiet
         self.replay_hold = replay_hold
         self._connected_at = 0.0
-        self._routes: dict[Key, _Entry] = {}
-        #: table -> prefix -> the resolved route: what snapshot() copies (a dict copy per table)
+        #: table -> prefix -> the route as last resolved: what snapshot() copies
         self._tables: dict[int, dict[str, RibRoute]] = defaultdict(dict)
+        #: routes whose last message waits for its next hops
+        self._waiting: dict[Key, _Waiting] = {}
         #: table -> prefixes whose route changed since the last snapshot, and its number
         self._changed: dict[int, set[str]] = defaultdict(set)
         self._serial = 0
         self._nexthops: dict[int, NexthopMessage] = {}
-        #: next-hop id -> routes and groups that reference it
-        self._nh_users: dict[int, set[Key]] = defaultdict(set)
+        #: next-hop id -> how many routes' last message references it (this zebra run's)
+        self._nh_count: dict[int, int] = {}
+        #: ids whose routes are to be resolved again at the end of the batch
+        self._rescan: set[int] = set()
+        #: next-hop id -> the groups that have it as a member
         self._group_users: dict[int, set[int]] = defaultdict(set)
         self._pending_del: dict[Key, float] = {}
-        #: one object per distinct next-hop set (most routes share a few): memory at scale
+        #: one object per distinct hop set, and per distinct route (most routes share a few):
+        #: memory at scale. Bounded: next-hop churn makes a new route object per change
         self._hopsets: dict[frozenset[Hop], frozenset[Hop]] = {}
+        self._interned: dict[RibRoute, RibRoute] = {}
         #: next-hop id -> its resolved hop set, while no next-hop message changes anything
         self._resolved: dict[int, frozenset[Hop]] = {}
-        self._stale: set[Key] | None = None
+        #: during a replay: table -> the prefixes not replayed yet
+        self._stale: dict[int, set[str]] | None = None
         #: during a replay: each route as it was before the (re)connect, and the real next
         #: hops of the routes replayed with fewer (published with the old ones added until
         #: the sweep: an FRR restart re-learns ECMP legs one session at a time)
-        self._before: dict[Key, RibRoute] = {}
+        self._before: dict[int, dict[str, RibRoute]] = {}
         self._widened: dict[Key, frozenset[Hop]] = {}
         self._last_message = 0.0
         self.version = 0
@@ -83,14 +96,16 @@ class Rib:
         another zebra process than before (or that is not known), so bgpd is re-learning its
         routes: next hops missing from the replay are held too. A reconnect of the same zebra
         replays what it has: it is taken as it comes."""
-        self._stale = set(self._routes)
+        self._stale = {t: set(routes) for t, routes in self._tables.items() if routes}
+        for table, prefix in self._waiting:
+            self._stale.setdefault(table, set()).add(prefix)
         if restarted and not self._before:  # (a reconnect during a replay keeps the first's)
-            self._before = {k: e.route for k, e in self._routes.items() if e.route is not None}
+            self._before = {t: dict(routes) for t, routes in self._tables.items() if routes}
         self._connected_at = now
         # next-hop ids belong to one zebra run; routes keep their last resolution meanwhile
         self._nexthops.clear()
         self._resolved.clear()
-        self._nh_users.clear()
+        self._nh_count.clear()
         self._group_users.clear()
         self._last_message = now
 
@@ -100,28 +115,47 @@ class Rib:
                 self._route(m, now)
             elif isinstance(m, NexthopMessage):
                 self._nexthop(m)
+        if self._rescan:
+            self._resolve_again(self._rescan)
+            self._rescan = set()
         self._last_message = now
 
+    def _last_nh_id(self, table: int, prefix: str) -> int | None:
+        """The next-hop id the route's last message referenced."""
+        waiting = self._waiting.get((table, prefix))
+        if waiting is not None:
+            return waiting.nh_id
+        route = self._tables[table].get(prefix)
+        return route.nh_id if route is not None else None
+
     def _route(self, m: RouteMessage, now: float) -> None:
-        key = (m.table, m.prefix)
+        table, prefix = m.table, m.prefix
+        key = (table, prefix)
         if not m.add:
-            if key in self._routes:
+            if prefix in self._tables[table] or key in self._waiting:
                 self._pending_del[key] = now
             return
         self._pending_del.pop(key, None)
-        if self._stale is not None:
-            self._stale.discard(key)
-        old = self._routes.get(key)
-        if old is not None and old.nh_id is not None and old.nh_id != m.nh_id:
-            self._unuse(old.nh_id, key)
-        entry = _Entry(m.nh_id, m.protocol, m.kind, old.route if old else None)
-        self._routes[key] = entry
-        if m.nh_id is not None:
-            self._nh_users[m.nh_id].add(key)
-            self._resolve(key, entry)
+        counted = self._counted(table, prefix)
+        if self._stale is not None and not counted:
+            self._stale[table].discard(prefix)
+        old = self._last_nh_id(table, prefix) if counted else None
+        if old != m.nh_id:
+            if old is not None:
+                self._unuse(old)
+            if m.nh_id is not None:
+                self._nh_count[m.nh_id] = self._nh_count.get(m.nh_id, 0) + 1
+        if m.nh_id is None:
+            self._waiting.pop(key, None)
+            inline = frozenset(Hop(n.gateway, n.ifindex, n.weight) for n in m.nexthops)
+            self._set(table, prefix, m.protocol, m.kind, inline, None)
+            return
+        hops = self._hops(m.nh_id)
+        if hops is None:
+            self._waiting[key] = _Waiting(m.nh_id, m.protocol, m.kind)
         else:
-            hops = frozenset(Hop(n.gateway, n.ifindex, n.weight) for n in m.nexthops)
-            self._set(key, entry, hops)
+            self._waiting.pop(key, None)
+            self._set(table, prefix, m.protocol, m.kind, hops, m.nh_id)
 
     def _nexthop(self, m: NexthopMessage) -> None:
         self._resolved.clear()
@@ -138,13 +172,28 @@ class Rib:
         self._nexthops[m.id] = m
         for member, _w in m.group:
             self._group_users[member].add(m.id)
-        # routes waiting for this id, directly or through a group
+        # routes waiting for this id, directly or through a group, and those it changes
         ids = {m.id} | self._group_users.get(m.id, set())
-        for nh_id in ids:
-            for key in list(self._nh_users.get(nh_id, ())):
-                entry = self._routes.get(key)
-                if entry is not None and entry.nh_id == nh_id:
-                    self._resolve(key, entry)
+        self._rescan.update(i for i in ids if i in self._nh_count)
+
+    def _counted(self, table: int, prefix: str) -> bool:
+        """The route's last message is of this zebra run (not stale from the one before)."""
+        return self._stale is None or prefix not in self._stale.get(table, ())
+
+    def _resolve_again(self, ids: set[int]) -> None:
+        """Resolve the routes whose last message references one of ``ids`` again: those
+        waiting, then, if there are others, those resolved (a pass over every route)."""
+        waiting = [((t, p), w.nh_id) for (t, p), w in self._waiting.items()
+                   if w.nh_id in ids and self._counted(t, p)]  # fmt: skip
+        for (table, prefix), nh_id in waiting:
+            self._resolve(table, prefix, nh_id)
+        if sum(self._nh_count.get(i, 0) for i in ids) <= len(waiting):
+            return  # no resolved route references them
+        for table, routes in list(self._tables.items()):
+            found = [(p, r.nh_id) for p, r in routes.items() if r.nh_id in ids]
+            for prefix, nh_id in found:
+                if nh_id is not None and self._counted(table, prefix):
+                    self._resolve(table, prefix, nh_id)
 
     def _hops(self, nh_id: int) -> frozenset[Hop] | None:
         hops = self._resolved.get(nh_id)
@@ -168,39 +217,55 @@ class Rib:
             members.add(Hop(m.gateway, m.ifindex, weight))
         return frozenset(members)
 
-    def _resolve(self, key: Key, entry: _Entry) -> None:
-        assert entry.nh_id is not None
-        hops = self._hops(entry.nh_id)
+    def _resolve(self, table: int, prefix: str, nh_id: int) -> None:
+        """Resolve the route again if its last message references ``nh_id`` (an unresolvable
+        id keeps the last resolution)."""
+        waiting = self._waiting.get((table, prefix))
+        route = self._tables[table].get(prefix)
+        last: _Waiting | RibRoute | None = waiting if waiting is not None else route
+        if last is None or last.nh_id != nh_id:
+            return
+        hops = self._hops(nh_id)
         if hops is not None:
-            self._set(key, entry, hops)
+            self._waiting.pop((table, prefix), None)
+            self._set(table, prefix, last.protocol, last.kind, hops, nh_id)
 
-    def _set(self, key: Key, entry: _Entry, hops: frozenset[Hop]) -> None:
+    def _set(
+        self, table: int, prefix: str, protocol: int, kind: str, hops: frozenset[Hop],
+        nh_id: int | None,
+    ) -> None:  # fmt: skip
+        if self._stale is not None:
+            before = self._before.get(table, {}).get(prefix)
+            if (before is not None and before.protocol == protocol
+                    and before.kind == kind and not before.hops <= hops):  # fmt: skip
+                self._widened[(table, prefix)] = hops
+                hops = hops | before.hops
+            else:
+                self._widened.pop((table, prefix), None)
         if len(self._hopsets) > 100_000:
             self._hopsets.clear()  # only sharing is lost
-        hops = self._hopsets.setdefault(hops, hops)
-        if self._stale is not None:
-            before = self._before.get(key)
-            if (before is not None and before.protocol == entry.protocol
-                    and before.kind == entry.kind and not before.hops <= hops):  # fmt: skip
-                self._widened[key] = hops
-                hops = self._hopsets.setdefault(hops | before.hops, hops | before.hops)
-            else:
-                self._widened.pop(key, None)
-        route = RibRoute(key[0], key[1], entry.protocol, entry.kind, hops)
-        if route != entry.route:
-            entry.route = route
-            self._tables[key[0]][key[1]] = route
-            self._changed[key[0]].add(key[1])
+        if len(self._interned) > 10_000:
+            self._interned.clear()
+        new = RibRoute(protocol, kind, self._hopsets.setdefault(hops, hops), nh_id)
+        route = self._interned.setdefault(new, new)
+        routes = self._tables[table]
+        old = routes.get(prefix)
+        if old is route:
+            return
+        routes[prefix] = route
+        if (old is None or old.hops != hops or old.protocol != protocol
+                or old.kind != kind):  # fmt: skip
+            self._changed[table].add(prefix)  # (another next-hop id alone changes nothing)
             self.version += 1
 
-    def _unuse(self, nh_id: int, key: Key) -> None:
-        """``key`` no longer references ``nh_id`` (nothing is kept for an id no route uses:
+    def _unuse(self, nh_id: int) -> None:
+        """A route no longer references ``nh_id`` (nothing is kept for an id no route uses:
         memory under next-hop churn stays flat)."""
-        users = self._nh_users.get(nh_id)
-        if users is not None:
-            users.discard(key)
-            if not users:
-                del self._nh_users[nh_id]
+        n = self._nh_count.get(nh_id, 0) - 1
+        if n > 0:
+            self._nh_count[nh_id] = n
+        else:
+            self._nh_count.pop(nh_id, None)
 
     # --- time --------------------------------------------------------------------------------
 
@@ -212,17 +277,18 @@ class Rib:
         due = [k for k, t in self._pending_del.items() if now - t >= self.coalesce]
         for key in due:
             del self._pending_del[key]
-            self._drop(key)
+            self._drop(*key)
         if self._stale is not None and now >= self._sweep_at():
-            for key in self._stale:
-                self._drop(key)
+            for table, prefixes in self._stale.items():
+                for prefix in prefixes:
+                    self._drop(table, prefix)
             self._stale = None
             self.synced = True
             widened, self._widened, self._before = self._widened, {}, {}
-            for key, hops in widened.items():  # the next hops zebra has now, and only those
-                entry = self._routes.get(key)
-                if entry is not None:
-                    self._set(key, entry, hops)
+            for (table, prefix), hops in widened.items():  # the next hops zebra has now only
+                route = self._tables[table].get(prefix)
+                if route is not None:
+                    self._set(table, prefix, route.protocol, route.kind, hops, route.nh_id)
         deadlines = [t + self.coalesce for t in self._pending_del.values()]
         if self._stale is not None:
             deadlines.append(self._sweep_at())
@@ -231,17 +297,17 @@ class Rib:
     def _sweep_at(self) -> float:
         return max(self._last_message + self.replay_quiet, self._connected_at + self.replay_hold)
 
-    def _drop(self, key: Key) -> None:
-        self._widened.pop(key, None)
-        self._before.pop(key, None)  # zebra deleted it: what it had before is no more
-        entry = self._routes.pop(key, None)
-        if entry is None:
-            return
-        if entry.nh_id is not None:
-            self._unuse(entry.nh_id, key)
-        if entry.route is not None:
-            del self._tables[key[0]][key[1]]
-            self._changed[key[0]].add(key[1])
+    def _drop(self, table: int, prefix: str) -> None:
+        self._widened.pop((table, prefix), None)
+        before = self._before.get(table)
+        if before is not None:
+            before.pop(prefix, None)  # zebra deleted it: what it had before is no more
+        last = self._last_nh_id(table, prefix) if self._counted(table, prefix) else None
+        if last is not None:
+            self._unuse(last)
+        self._waiting.pop((table, prefix), None)
+        if self._tables[table].pop(prefix, None) is not None:
+            self._changed[table].add(prefix)
             self.version += 1
 
     # --- output ------------------------------------------------------------------------------
@@ -257,9 +323,10 @@ class Rib:
         self._changed.clear()
         return RibSnapshot(tables, self.replaying, self._serial, changed)
 
-    def lookup(self, prefix: str) -> list[RibRoute]:
-        """The routes for one prefix, in every table (for trace)."""
-        return [routes[prefix] for routes in self._tables.values() if prefix in routes]
+    def lookup(self, prefix: str) -> list[tuple[int, RibRoute]]:
+        """The routes for one prefix, by table (for trace)."""
+        return [(t, routes[prefix]) for t, routes in self._tables.items() if prefix in routes]
 
     def __len__(self) -> int:
-        return len(self._routes)
+        waiting = sum(1 for t, p in self._waiting if p not in self._tables.get(t, {}))
+        return sum(len(routes) for routes in self._tables.values()) + waiting

@@ -212,7 +212,7 @@ class ImportReconciler:
             stale = owned.of_router(name)
             log.info("ovn_router_replaced router=%s rows=%d (written again)", name, len(stale))
             for row in stale:
-                owned.remove(row.uuid)
+                owned.remove(row)
             self._stale.extend(stale)
             self._stale_homes[name] = self._stale_homes.get(name, frozenset()) | homes
             del owned.homes[name]
@@ -249,7 +249,7 @@ class ImportReconciler:
                  for n in names}  # fmt: skip
         self._stale, self._stale_homes = [], {}
         for row in diff.delete:
-            owned.remove(row.uuid)
+            owned.remove(row)
         for row in add:
             owned.add(row)
             owned.homes.setdefault(row.router, set()).add(routers[row.router])
@@ -320,7 +320,7 @@ class ImportReconciler:
             if routers.get(name) in gone or not homes:
                 rows = owned.of_router(name)
                 for row in rows:
-                    owned.remove(row.uuid)
+                    owned.remove(row)
                 owned.homes.pop(name, None)
                 log.info("ovn_router_gone router=%s rows=%d (until OVN shows its new row)",
                          name, len(rows))  # fmt: skip
@@ -455,10 +455,10 @@ class ImportReconciler:
         text = str(prefix)
         story = []
         rib = self.rib.lookup(text)
-        for route in rib:
+        for table, route in rib:
             hops = ", ".join(str(h.gateway or f"ifindex {h.ifindex}") for h in sorted(route.hops))
             proto = PROTOCOL_NAMES.get(route.protocol, route.protocol)
-            story.append(f"zebra -> FPM: table {route.table} {proto} {route.kind} via {hops}")
+            story.append(f"zebra -> FPM: table {table} {proto} {route.kind} via {hops}")
         rejected = [r for r in self.rejected if r.prefix == text]
         for r in rejected:
             story.append(f"policy: not imported into {r.router}: {r.reason} ({r.detail})")
@@ -468,15 +468,15 @@ class ImportReconciler:
                          if not isinstance(decision, Rejection) for d in decision)  # fmt: skip
         for d in desired:
             story.append(f"policy: import into {d.router} via {d.nexthop} port {d.output_port}")
-        rows = sorted((r for r in (self._owned or ()) if r.prefix == text), key=lambda r: r.uuid)
+        rows = sorted(self._owned.of_prefix(text) if self._owned else (), key=lambda r: r.uuid)
         for row in rows:
             story.append(f"OVN: row {row.uuid} on {row.router} via {row.nexthop}")
         if desired and len(rows) < len(desired):
             story.append("OVN: not all rows written yet")
         doc = {
-            "rib": [{"table": x.table, "protocol": PROTOCOL_NAMES.get(x.protocol, x.protocol),
+            "rib": [{"table": t, "protocol": PROTOCOL_NAMES.get(x.protocol, x.protocol),
                      "kind": x.kind, "hops": [str(h.gateway) for h in sorted(x.hops)]}
-                    for x in rib],
+                    for t, x in rib],
             "rejected": [asdict(r) for r in rejected],
             "desired": [d._asdict() for d in desired],
             "rows": [{"uuid": r.uuid, "router": r.router, "prefix": r.prefix,
