@@ -31,6 +31,8 @@ from ovn_frr.lab import Lab, LabError, demo_spec, destroy, list_labs, minimal_sp
 from ovn_frr.lab.demo import TORS, Demo
 from ovn_frr.lab.demo import summary as demo_summary
 from ovn_frr.lab.ovn import cluster_roles
+from ovn_frr.lab.ovnk import ovnk_cluster
+from ovn_frr.lab.spec import ovnk_spec
 from ovn_frr.ovn.db import OvnError, set_ssl
 from ovn_frr.ovn.local import local_chassis
 from ovn_frr.ovn.reader import nb_connection, sb_connection
@@ -263,11 +265,20 @@ def lab(ctx: click.Context, base: Path) -> None:
 @click.option("--name", default="demo", show_default=True, help="Lab name ([a-z][a-z0-9]*).")
 @click.option(
     "--topology",
-    type=click.Choice(["demo", "minimal"]),
+    type=click.Choice(["demo", "minimal", "ovn-kubernetes"]),
     default="demo",
     show_default=True,
     help="demo: node1 (FRR + OVS + ovn-controller) with tor1 and tor2; "
-    "minimal: node1 + tor1 with BGP rendered by the lab.",
+    "minimal: node1 + tor1 with BGP rendered by the lab; "
+    "ovn-kubernetes: node1 and node2 with tor1, the NB as ovn-kubernetes writes it "
+    "(default network, a Layer3 and a Layer2 user-defined network; docs/openshift.md).",
+)
+@click.option(
+    "--gateway-mode",
+    type=click.Choice(["shared", "local"]),
+    default="shared",
+    show_default=True,
+    help="ovn-kubernetes' gateway mode (--topology ovn-kubernetes).",
 )
 @click.option("--hold", is_flag=True, help="Stay in the foreground; tear down on Ctrl-C.")
 @click.option(
@@ -276,16 +287,21 @@ def lab(ctx: click.Context, base: Path) -> None:
     help="NB and SB as 3-member RAFT clusters (clients get the member lists).",
 )
 @click.pass_obj
-def lab_up(base: Path, name: str, topology: str, hold: bool, cluster: bool) -> None:
+def lab_up(
+    base: Path, name: str, topology: str, gateway_mode: str, hold: bool, cluster: bool
+) -> None:
     """Create a lab (left running unless --hold)."""
 
-    spec = demo_spec() if topology == "demo" else minimal_spec()
+    specs = {"demo": demo_spec, "minimal": minimal_spec, "ovn-kubernetes": ovnk_spec}
+    spec = specs[topology]()
     if cluster:
         spec = dataclasses.replace(spec, ovn_members=3)
     the_lab = Lab(spec, name=name, base=base)
     try:
         with err.status(f"bringing up lab {name} ..."):
             the_lab.up()
+            if topology == "ovn-kubernetes":
+                ovnk_cluster(the_lab, gateway_mode)
     except LabError as exc:
         err.print(f"[red]lab up failed:[/] {exc}")
         sys.exit(1)

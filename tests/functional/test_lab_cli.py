@@ -53,6 +53,23 @@ def test_up_status_down(lab_base: Path) -> None:
     assert not (lab_base / name).exists()
 
 
+def test_up_an_ovn_kubernetes_cluster_in_local_gateway_mode(lab_base: Path) -> None:
+    name = "cli" + secrets.token_hex(2)
+    try:
+        up = cli("up", "--name", name, "--topology", "ovn-kubernetes", "--gateway-mode", "local",
+                 base=lab_base)  # fmt: skip
+        assert up.returncode == 0, up.stderr
+        assert sorted(lab_netns(name)) == [f"{name}-{n}" for n in ("node1", "node2", "ovn", "tor1")]
+        nb = f"unix:{lab_base / name / 'ovn' / 'nb.sock'}"
+        get = subprocess.run(["ovn-nbctl", f"--db={nb}", "get", "Logical_Router",
+                              "ns1_green_transit_router", "options:ct-commit-all"],
+                             capture_output=True, text=True, check=True)  # fmt: skip
+        assert get.stdout.strip().strip('"') == "true"
+    finally:
+        down = cli("down", name, base=lab_base)
+    assert down.returncode == 0, down.stderr
+
+
 def test_hold_tears_down_on_ctrl_c(lab_base: Path) -> None:
     name = "hold" + secrets.token_hex(2)
     proc = subprocess.Popen(

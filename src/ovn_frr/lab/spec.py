@@ -222,3 +222,13 @@ def minimal_spec() -> LabSpec:
         peers=(PeerSpec("tor1", 65001),),
         links=(LinkSpec("node1", "tor1"),),
     )
+
+
+def ovnk_spec() -> LabSpec:
+    """Two ovn-kubernetes nodes, each with its uplink to tor1 (BGP left to the agent): the lab
+    of ``--topology ovn-kubernetes`` (its NB: :func:`ovn_frr.lab.ovnk.ovnk_cluster`)."""
+    return LabSpec(
+        nodes=(NodeSpec("node1", bgp=False), NodeSpec("node2", bgp=False)),
+        peers=(PeerSpec("tor1", 65001),),
+        links=(LinkSpec("node1", "tor1"), LinkSpec("node2", "tor1")),
+    )
