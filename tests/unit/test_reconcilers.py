@@ -9,6 +9,7 @@ import ipaddress
 import threading
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -286,6 +287,48 @@ def test_import_adds_before_the_replay_ends_and_deletes_only_after() -> None:
 
     asyncio.run(main())
     assert prefixes(nb) == ["198.51.100.0/24"]
+
+
+def test_the_next_plan_is_made_while_a_write_is_in_flight() -> None:
+    """Routes that arrive during a write are planned before it lands (pipelined), also when a
+    router port names a host interface (the chassis' port mapping is read meanwhile)."""
+    nb = FakeNb()
+    clock = Clock()
+    rec, rib, state = importer(nb, clock)
+    port = RouterPort.of("rtoe-GR_node1", (iface("10.255.0.1/24"),),
+                         {"dynamic-routing-port-name": "eth1"})  # fmt: skip
+    state.publish(OvnState((replace(GR, ports=(port,)),)))
+    rec.port_mapping = lambda: "eth1:eth1"
+    rec.ifnames = lambda: {2: "eth1"}
+    landed = threading.Event()
+    write = nb.write
+
+    def slow_write(*args: Any) -> WriteResult:
+        landed.wait(5)
+        return write(*args)
+
+    nb.write = slow_write  # type: ignore[method-assign,assignment]
+
+    async def main() -> list[str]:
+        rib.connected(clock.now)
+        rib.apply([route("198.51.100.0/24")], clock.now)
+        clock.now += 2.0
+        await rec.step()  # its write is in flight
+        rib.apply([route("198.51.101.0/24")], clock.now)
+        second = asyncio.ensure_future(rec.step())
+        memo = rec.decisions._routers["GR_node1"]
+        for _ in range(200):
+            if "198.51.101.0/24" in memo.single:
+                break
+            await asyncio.sleep(0.01)
+        planned = sorted(memo.single)
+        landed.set()
+        await second
+        await rec.close()
+        return planned
+
+    assert asyncio.run(main()) == ["198.51.100.0/24", "198.51.101.0/24"]
+    assert prefixes(nb) == ["198.51.100.0/24", "198.51.101.0/24"]
 
 
 def test_a_failed_write_is_read_back_never_doubled() -> None:

@@ -115,6 +115,9 @@ class ImportReconciler:
                                             self.type5)  # fmt: skip
         self.io = Worker(self.name)
         self.cpu = Worker(f"{self.name}-plan")
+        #: the local OVS's port mapping is read on a thread of its own: on ``io`` it waited
+        #: for the write in flight, and the next plan with it (at 1M routes, 10 s a pass)
+        self.ovs = Worker(f"{self.name}-ovs")
         self.decisions = DecisionCache()
         #: this chassis' route rows: read at start and when a resync finds them changed, then
         #: kept from the writer's own writes, the one in flight included
@@ -184,7 +187,7 @@ class ImportReconciler:
         """``-port-name`` -> interface, from this chassis' OVS (only when a port names one)."""
         if not any(p.routing.port_name for r in state.routers for p in r.ports):
             return {}
-        mapping, problem = parse_port_mapping(await self.io(self.port_mapping))
+        mapping, problem = parse_port_mapping(await self.ovs(self.port_mapping))
         if problem and problem != self._mapping_problem:
             log.warning("port_mapping_invalid problem=%r", problem)
         self._mapping_problem = problem
@@ -491,4 +494,5 @@ class ImportReconciler:
         finally:
             self.io.close()
             self.cpu.close()
+            self.ovs.close()
             self.writer.close()
