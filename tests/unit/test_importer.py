@@ -242,6 +242,7 @@ def test_max_prefix_keeps_existing_and_adds_nothing_new() -> None:
     snap = rib(*((f"198.51.100.{i * 4}/30", (Hop(TOR1, 2),)) for i in range(5)))
     existing = (OwnedRoute.of(U1, "GR_node1", "198.51.100.16/30", "10.255.0.2", "rtoe-GR_node1"),)
     p = plan_import(ovn(), snap, ImportPolicy(max_prefix=3), owned_rows=existing)
+    assert p == plan_import(ovn(), snap, ImportPolicy(max_prefix=3), owned_rows=OwnedRows(existing))
     assert {r.prefix for r in p.routes} == {
         "198.51.100.16/30",
         "198.51.100.0/30",

@@ -109,6 +109,38 @@ def test_a_new_zebra_reusing_an_id_does_not_re_resolve_a_route_it_has_not_replay
     assert gws(rib.snapshot()) == {"10.255.1.2"}
 
 
+def test_the_rib_does_not_depend_on_where_the_stream_is_split() -> None:
+    """One read or two: a next hop changed then deleted, a route's id added then deleted, a
+    group completed before the route moves to an unknown id end in the same RIB."""
+    gw3 = ipaddress.ip_address("10.255.2.2")
+    streams: list[list[list[NexthopMessage | RouteMessage]]] = [
+        [[NexthopMessage(True, 1, GW1, 2), add(str(P), nh_id=1)],
+         [NexthopMessage(True, 1, GW2, 2), NexthopMessage(False, 1)]],
+        [[add(str(P), nh_id=6)], [NexthopMessage(True, 6, gw3, 2), NexthopMessage(False, 6)]],
+        [[NexthopMessage(True, 5, group=((4, 2),)), add(str(P), nh_id=5)],
+         [NexthopMessage(True, 4, GW2, 2), add(str(P), nh_id=3)]],
+    ]  # fmt: skip
+    for stream in streams:
+        whole, split = Rib(), Rib()
+        for batch in stream:
+            whole.apply(batch, 0)
+            for m in batch:
+                split.apply([m], 0)
+        assert gws(whole.snapshot()) == gws(split.snapshot()) != set()
+
+
+def test_a_second_restart_after_every_held_route_went_holds_the_routes_of_the_first() -> None:
+    rib = Rib(replay_quiet=1.0, replay_hold=0.5)
+    rib.apply([add("10.1.0.0/16", str(GW1))], 0)
+    rib.connected(10.0)
+    rib.apply([delete("10.1.0.0/16")], 10.1)
+    rib.tick(10.2)  # deleted during the replay: nothing held any more
+    rib.apply([add("10.3.0.0/16", str(GW1), str(GW2))], 10.3)
+    rib.connected(10.4)  # zebra restarts again before the sweep
+    rib.apply([add("10.3.0.0/16", str(GW1))], 10.5)  # one leg re-learned so far
+    assert gws(rib.snapshot(), "10.3.0.0/16") == {"10.255.0.2", "10.255.1.2"}
+
+
 def test_replay_sweeps_only_what_was_not_refreshed() -> None:
     rib = Rib(replay_quiet=1.0)
     rib.apply([add("10.1.0.0/16", str(GW1)), add("10.2.0.0/16", str(GW1))], now=0.0)

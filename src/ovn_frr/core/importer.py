@@ -305,7 +305,8 @@ def plan_import(
         if memo.accepted() <= policy.max_prefix:
             desired.append(memo.routes())
         else:
-            existing = {row.prefix for row in owned_rows if row.router == name}
+            existing = (owned_rows.prefixes(name) if isinstance(owned_rows, OwnedRows)
+                        else {row.prefix for row in owned_rows if row.router == name})  # fmt: skip
             desired.append(_limit(name, memo.accepted_by_prefix(), existing, policy.max_prefix,
                                   rejected))  # fmt: skip
     cache.forget_others(routers)
@@ -478,6 +479,12 @@ class OwnedRows:
 
     def of_router(self, router: str) -> list[OwnedRoute]:
         return self._rows(lambda route: route.router == router)
+
+    def prefixes(self, router: str) -> set[str]:
+        """The prefixes of ``router``'s rows (no row made: every pass of a router at its
+        max-prefix asks)."""
+        out = {r.prefix for r in self._by_route if r.router == router}
+        return out | {r.prefix for r in self._dupes.values() if r.router == router}
 
     def of_prefix(self, prefix: str) -> list[OwnedRoute]:
         return self._rows(lambda route: route.prefix == prefix)

@@ -99,7 +99,8 @@ class Rib:
         self._stale = {t: set(routes) for t, routes in self._tables.items() if routes}
         for table, prefix in self._waiting:
             self._stale.setdefault(table, set()).add(prefix)
-        if restarted and not self._before:  # (a reconnect during a replay keeps the first's)
+        # (a reconnect during a replay keeps the first's, unless all of it is gone)
+        if restarted and not any(self._before.values()):
             self._before = {t: dict(routes) for t, routes in self._tables.items() if routes}
         self._connected_at = now
         # next-hop ids belong to one zebra run; routes keep their last resolution meanwhile
@@ -110,15 +111,24 @@ class Rib:
         self._last_message = now
 
     def apply(self, messages: Iterable[Message], now: float) -> None:
+        """The routes a next-hop message changes are resolved again once per run of such
+        messages: before the next route message or next-hop delete, and at the end (the
+        result does not depend on where the stream was split into batches)."""
         for m in messages:
             if isinstance(m, RouteMessage):
+                self._flush()
                 self._route(m, now)
             elif isinstance(m, NexthopMessage):
+                if not m.add:
+                    self._flush()
                 self._nexthop(m)
-        if self._rescan:
-            self._resolve_again(self._rescan)
-            self._rescan = set()
+        self._flush()
         self._last_message = now
+
+    def _flush(self) -> None:
+        if self._rescan:
+            ids, self._rescan = self._rescan, set()
+            self._resolve_again(ids)
 
     def _last_nh_id(self, table: int, prefix: str) -> int | None:
         """The next-hop id the route's last message referenced."""

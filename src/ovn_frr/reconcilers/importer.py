@@ -138,6 +138,10 @@ class ImportReconciler:
         self._reported: dict[tuple[str, str], frozenset[str]] = {}
         #: router rows a write found gone, while the OVN state still shows them
         self._gone: set[str] = set()
+        #: what the writes found gone, for the rows' bookkeeping (see _routers_gone), and
+        #: whether a plan reads the rows on the planning thread now
+        self._gone_found: list[tuple[frozenset[str], Mapping[str, str]]] = []
+        self._planning = False
         #: rows in a router row that is not (or no longer) the one of their router's name,
         #: to unlink from there in the next write (what they are in, by name)
         self._stale: list[OwnedRoute] = []
@@ -169,7 +173,12 @@ class ImportReconciler:
         routers = self._routers(state, owned)
         version = self.ovn.version
         t1 = self.clock()
-        plan, diff = await self.cpu(self._plan, state, rib, policy, owned)
+        self._planning = True
+        try:
+            plan, diff = await self.cpu(self._plan, state, rib, policy, owned)
+        finally:
+            self._planning = False
+            self._routers_gone()  # what a write found while the plan read the rows
         t2 = self.clock()
         self._plan_s = t2 - t0
         self._planned_version = version
@@ -298,7 +307,10 @@ class ImportReconciler:
         self.added += inserted
         self.deleted += removed
         if result.gone:
-            self._routers_gone(result.gone, routers)
+            self._gone |= result.gone
+            self._gone_found.append((result.gone, routers))
+            if not self._planning:
+                self._routers_gone()
         if inserted + removed >= 1000:  # small writes are mostly fixed cost
             per_row = (self.clock() - started) / (inserted + removed)
             self._write_s_per_row = (self._write_s_per_row + per_row) / 2
@@ -307,15 +319,21 @@ class ImportReconciler:
             inserted, removed, timings[0] * 1e3, timings[1] * 1e3, (self.clock() - started) * 1e3,
         )  # fmt: skip
 
-    def _routers_gone(self, gone: frozenset[str], routers: Mapping[str, str]) -> None:
-        """A write found router rows gone (deleted, or the name's row is another now): what
+    def _routers_gone(self) -> None:
+        """Writes found router rows gone (deleted, or the name's row is another now): what
         was inserted through them went nowhere and what they held went with them. Nothing is
         written through them again before the OVN state shows another row for the name (no
-        read of the rows back, no retry: the state's change wakes this pipeline)."""
-        self._gone |= gone
+        read of the rows back, no retry: the state's change wakes this pipeline). Not while
+        a plan runs: it reads the rows on another thread (then once it is done)."""
+        found, self._gone_found = self._gone_found, []
         owned = self._owned
         if owned is None:
             return
+        for gone, routers in found:
+            self._rows_gone(owned, gone, routers)
+
+    @staticmethod
+    def _rows_gone(owned: OwnedRows, gone: frozenset[str], routers: Mapping[str, str]) -> None:
         for name, homes in list(owned.homes.items()):
             if not homes & gone:
                 continue
