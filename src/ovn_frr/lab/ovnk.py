@@ -17,12 +17,10 @@ remote-zone ports and routes, EgressIP reroute policies.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ovn_frr.lab.lab import Lab
-
-Nbctl = Callable[..., str]
+from ovn_frr.lab.nbtopo import Nbctl
 
 #: types/const.go
 CLUSTER_ROUTER, JOIN, TRANSIT_SWITCH = "ovn_cluster_router", "join", "transit_switch"
