@@ -23,7 +23,14 @@ from typing import Any
 
 from ovn_frr import __version__
 from ovn_frr.config import NodeConfig
-from ovn_frr.config.convert import evpn_uses, frr_settings, import_policy, vrf_config, vtep_ip
+from ovn_frr.config.convert import (
+    evpn_uses,
+    frr_settings,
+    import_policy,
+    ovnk_intent,
+    vrf_config,
+    vtep_ip,
+)
 from ovn_frr.core.evpn import LOCALNET_OWNER
 from ovn_frr.core.ovn import PORT_MAPPING, OvnState
 from ovn_frr.core.vrf import Type5Hops
@@ -84,6 +91,7 @@ class Agent:
         clock: Callable[[], float] = time.monotonic,
         ifnames: Callable[[], dict[int, str]] = lambda: dict(socket.if_nameindex()),
         versions: Versions | None = None,
+        hostname: str = "",
     ) -> None:
         self.cfg = cfg
         self.chassis = chassis
@@ -110,9 +118,13 @@ class Agent:
             peer_check = ZebraCheck(Path(cfg.frr.vty_socket_dir) / "zebra.pid")
         self.fpm = FpmServer(self.rib, fpm_changed.notify, clock, peer_check)
         self.metrics = Metrics(lambda: samples(self.runners))
+        #: the node config's ovn-kubernetes intent (node: the host name unless set)
+        ovnk = ovnk_intent(cfg, hostname)
         reconcilers: list[Reconciler] = [
-            OvnWatch(OvnReader(nb, sb, chassis, imp.resync_s, clock), ovsdb_changed, state,
-                     clock, cfg.bgp.vrf_map),
+            OvnWatch(OvnReader(nb, sb, chassis, imp.resync_s, clock,
+                               ovnk.switch_names() if ovnk else frozenset(),
+                               ovnk.gateway_routers() if ovnk else frozenset()),
+                     ovsdb_changed, state, clock, cfg.bgp.vrf_map, ovnk),
             ImportReconciler(self.rib, self.fpm.counters, fpm_changed, state,
                              BulkWriter(nb.remote, chassis),
                              import_policy(cfg, self.versions.ovn_mixed_family_routes),

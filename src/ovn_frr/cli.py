@@ -9,6 +9,7 @@ import gc
 import json
 import logging
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -98,6 +99,7 @@ def run(config_file: str) -> None:
         nb_connection(cfg.ovn.nb, chassis),
         sb_connection(cfg.ovn.sb, chassis),
         sock,
+        hostname=socket.gethostname(),
     )
 
     # The agent holds ~10 objects per imported route that live as long as the route, and each

@@ -19,9 +19,11 @@ from ovn_frr.config.schema import (
     Neighbor,
     NodeConfig,
     OvnConfig,
+    OvnKubernetesConfig,
     PrefixFilter,
 )
 from ovn_frr.config.types import parse_asn
+from ovn_frr.core.ovnk import auto_vrf
 
 Problem = tuple[str, str]
 M = TypeVar("M", OvnConfig, ImportConfig, Neighbor, EvpnConfig)
@@ -36,7 +38,35 @@ def check(cfg: NodeConfig) -> list[Problem]:
     problems += _check_neighbors(neighbors, cfg.bgp.asn, set(cfg.bfd.profiles))
     problems += _check_evpn(cfg.evpn)
     problems += _check_l3vnis(cfg)
+    if cfg.ovn_kubernetes is not None:
+        problems += _check_ovnk(cfg.ovn_kubernetes)
     return problems
+
+
+def _check_ovnk(ovnk: OvnKubernetesConfig) -> Iterator[Problem]:
+    """As ovn-kubernetes' RouteAdvertisements controller refuses them (generateFRRConfigurations):
+    EgressIP with targetVRF auto; and one network in one VRF only (its gateway router
+    imports from one)."""
+    target: dict[str, str] = {}
+    for i, ra in enumerate(ovnk.route_advertisements):
+        path = f"ovn_kubernetes.route_advertisements[{i}]"
+        if ra.target_vrf == "auto" and "EgressIP" in ra.advertisements:
+            yield f"{path}.advertisements", ("EgressIP cannot be advertised with target_vrf "
+                                             "'auto' (ovn-kubernetes refuses it)")  # fmt: skip
+        for net in ra.networks:
+            if ra.target_vrf == "auto":
+                vrf = ovnk.vrfs.get(net, auto_vrf(net))
+                if vrf is None:
+                    yield f"{path}.networks", (f"{net}: target_vrf 'auto' needs its VRF in "
+                                               "ovn_kubernetes.vrfs (ovn-kubernetes names it "
+                                               "mp<network ID>-udn-vrf)")  # fmt: skip
+                    continue
+            else:
+                vrf = "" if ra.target_vrf == "default" else ra.target_vrf
+            if net in target and target[net] != vrf:
+                yield f"{path}.networks", (f"{net} is also selected for VRF "
+                                           f"{target[net] or 'default'!r}")  # fmt: skip
+            target.setdefault(net, vrf)
 
 
 def _check_l3vnis(cfg: NodeConfig) -> Iterator[Problem]:

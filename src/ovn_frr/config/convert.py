@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from ipaddress import IPv4Address, ip_network
 
 from ovn_frr.config.schema import NodeConfig
@@ -15,6 +16,7 @@ from ovn_frr.core.frr_model import (
     VniOverride,
 )
 from ovn_frr.core.model import PROTOCOLS, ImportPolicy
+from ovn_frr.core.ovnk import NetworkIntent, OvnkIntent, auto_vrf
 from ovn_frr.core.vrf import VrfConfig
 
 
@@ -114,3 +116,27 @@ def vrf_config(cfg: NodeConfig) -> VrfConfig:
         l3vnis={name: v.l3vni for name, v in cfg.vrfs.items() if v.l3vni is not None},
         vtep=(str(vtep_ip(cfg)), cfg.evpn.udp_port, cfg.evpn.mtu) if evpn_uses(cfg) else None,
     )
+
+
+def ovnk_intent(cfg: NodeConfig, hostname: str) -> OvnkIntent | None:
+    """The ``[ovn_kubernetes]`` section as the core takes it (None: no such section); the
+    node defaults to ``hostname``. A network selected by several RouteAdvertisements gets
+    the union of their advertisements (the config checks allow one target VRF per network)."""
+    ovnk = cfg.ovn_kubernetes
+    if ovnk is None:
+        return None
+    nets: dict[str, NetworkIntent] = {}
+    for ra in ovnk.route_advertisements:
+        for name in ra.networks:
+            if ra.target_vrf == "auto":
+                vrf = ovnk.vrfs.get(name, auto_vrf(name)) or ""
+            else:
+                vrf = "" if ra.target_vrf == "default" else ra.target_vrf
+            old = nets.get(name, NetworkIntent(name, vrf))
+            nets[name] = replace(
+                old,
+                pod_network=old.pod_network or "PodNetwork" in ra.advertisements,
+                egress_ip=old.egress_ip or "EgressIP" in ra.advertisements,
+            )
+    return OvnkIntent(ovnk.node or hostname, tuple(nets.values()), ovnk.gateway_mode,
+                      ovnk.import_)  # fmt: skip

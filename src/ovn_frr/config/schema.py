@@ -208,6 +208,45 @@ class VrfEntry(_Model):
     l3vni: Annotated[int, Field(ge=1, le=16_777_215)] | None = None
 
 
+#: a network as RouteAdvertisements selects it: ``default``, a ClusterUserDefinedNetwork's
+#: name, or a namespaced UserDefinedNetwork as ``NAMESPACE/NAME`` (Kubernetes names)
+_K8S = r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?"
+OvnkNetwork = Annotated[str, Field(pattern=rf"^{_K8S}(/{_K8S})?$")]
+Advertisement = Literal["PodNetwork", "EgressIP"]
+
+
+class RouteAdvertisement(_Model):
+    """What one of ovn-kubernetes' RouteAdvertisements says for this node."""
+
+    #: the networks it selects (its ``networkSelectors``)
+    networks: Annotated[tuple[OvnkNetwork, ...], LAX, Field(min_length=1)]
+    #: its ``advertisements``
+    advertisements: Annotated[tuple[Advertisement, ...], LAX, Field(min_length=1)]
+    #: its ``targetVRF``: ``default`` (RouteAdvertisements' "", the default VRF), ``auto``
+    #: (each network's own VRF) or a VRF's name
+    target_vrf: VrfName = "default"
+
+
+class OvnKubernetesConfig(_Model):
+    """The intent of an ovn-kubernetes cluster, whose NB has no ``dynamic-routing*`` option
+    (docs/openshift.md)."""
+
+    #: the Kubernetes node name (its gateway routers are ``GR_<network prefix><node>``);
+    #: None: the host name
+    node: Annotated[str, Field(pattern=rf"^{_K8S}$")] | None = None
+    #: ovn-kubernetes' gateway mode (a Layer2 network's routes are imported in shared mode
+    #: only, as ovn-kubernetes' route import does)
+    gateway_mode: Literal["shared", "local"] = "shared"
+    #: import BGP routes into the selected networks' gateway routers (ovn-kubernetes' route
+    #: import, which runs wherever RouteAdvertisements is enabled)
+    import_: bool = Field(default=True, alias="import")
+    route_advertisements: Annotated[tuple[RouteAdvertisement, ...], LAX] = ()
+    #: a network -> its VRF, where ``target_vrf = "auto"`` needs one that ovn-kubernetes names
+    #: after the network's ID (``mp<ID>-udn-vrf``: a namespaced UserDefinedNetwork, or a
+    #: ClusterUserDefinedNetwork name longer than 15 characters)
+    vrfs: dict[OvnkNetwork, VrfName] = {}
+
+
 class NodeConfig(_Model):
     ovn: OvnConfig = OvnConfig()
     frr: FrrConfig = FrrConfig()
@@ -218,3 +257,4 @@ class NodeConfig(_Model):
     ovs: OvsConfig = OvsConfig()
     evpn: EvpnConfig = EvpnConfig()
     vrfs: dict[VrfName, VrfEntry] = {}
+    ovn_kubernetes: OvnKubernetesConfig | None = None

@@ -83,6 +83,8 @@ def announcements(state: OvnState) -> frozenset[Announcement]:
             for p in r.ports:
                 if port_local(r, p):
                     out.update(_Port(view, r, p).announcements())
+    # what the node config adds (ovn-kubernetes' RouteAdvertisements: core.ovnk)
+    out.update(Announcement(x.vrf, x.prefix, x.source) for x in state.announce)
     return frozenset(out)
 
 

@@ -359,6 +359,9 @@ class Nat:
     logical_port: str = ""
     #: its ``gateway_port`` (a router port name; "" none)
     gateway_port: str = ""
+    #: its ``external_ids:k8s.ovn.org/owner-type`` (ovn-kubernetes' object kind, e.g.
+    #: ``EgressIP``; "" none)
+    owner_type: str = ""
 
     @classmethod
     def of(
@@ -370,9 +373,11 @@ class Nat:
         type: str = "snat",
         logical_port: str = "",
         gateway_port: str = "",
+        owner_type: str = "",
     ) -> Nat:
         ok, why = advertised("NAT", f"{external_ip} on {router}", options or {})
-        return cls(external_ip, type, bound_here, ok, why, logical_port, gateway_port)
+        return cls(external_ip, type, bound_here, ok, why, logical_port, gateway_port,
+                   owner_type)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -479,6 +484,17 @@ class LogicalRouter:
 
 
 @dataclass(frozen=True, slots=True)
+class Extra:
+    """A prefix the node config's intent adds to what OVN's options say (ovn-kubernetes'
+    RouteAdvertisements, :mod:`ovn_frr.core.ovnk`): announced, or guarded from the import,
+    in a VRF ("" the default VRF), for an OVN object (``source``)."""
+
+    vrf: str
+    prefix: Network
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
 class OvnState:
     """Everything ovn-frr reads from NB and SB, for one chassis."""
 
@@ -491,6 +507,11 @@ class OvnState:
     #: router port name -> whether the switch behind it has a localnet port, for a
     #: neighbour's gateway port whose switch is not in this chassis' share (read only for that)
     gateway_localnet: Mapping[str, bool] = field(default_factory=dict)
+    #: announcements the node config adds (ovn-kubernetes' PodNetwork and EgressIP)
+    announce: tuple[Extra, ...] = ()
+    #: prefixes the node config's intent says are OVN's, guarded from the import like the
+    #: addresses OVN owns (an ovn-kubernetes network's cluster subnets)
+    guard: tuple[Extra, ...] = ()
 
     def switch_of(self, port: RouterPort) -> LogicalSwitch | None:
         return self.switches.get(port.switch) if port.switch else None
@@ -574,6 +595,8 @@ def owned_prefixes_by_vrf(state: OvnState) -> dict[str, dict[Network, str]]:
         vrfs = {r.routing.vrf for r in rs if r.routing.enabled} or {""}
         for vrf in sorted(vrfs):
             _own(rs, switches.get(net, []), out.setdefault(vrf, {}))
+    for x in state.guard:
+        out.setdefault(x.vrf, {}).setdefault(x.prefix, x.source)
     return out
 
 

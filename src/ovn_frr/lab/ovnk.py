@@ -112,6 +112,29 @@ def ovnk_cluster(
     return out
 
 
+def move_egress_ip(lab: Lab, eip: str, to: OvnkNode | None) -> None:
+    """What ovn-kubernetes' EgressIP controller writes when ``eip`` moves to node ``to`` (its
+    first default-network pod behind it), or when its last pod goes (``to`` None): the SNATs
+    on the old gateway router deleted, one on the new one made, in one transaction."""
+    assert lab.ovn is not None
+    nb = lab.ovn.nbctl
+    b = _Builder("shared")
+    found = nb("--bare", "--columns=_uuid", "find", "NAT", f"external_ip={eip}",
+               f'external_ids:"{OWNER_TYPE}"=EgressIP').split()  # fmt: skip
+    for uuid in found:
+        router = nb("--bare", "--columns=name", "find", "Logical_Router", f"nat{{>=}}{uuid}")
+        b.c("remove", "Logical_Router", router.strip(), "nat", uuid)
+    if to is not None:
+        pod, pod_ip = next(iter(to.pods[DEFAULT.name].items()))
+        b.node_ip = to.node_ip
+        b._egress_ip(to.name, eip, pod.replace("_", "/", 1), pod_ip)
+    args: list[str] = []
+    for cmd in b.cmds:
+        args += ["--", *cmd]
+    if args:
+        nb(*args[1:])
+
+
 class _Builder:
     def __init__(self, gateway_mode: str) -> None:
         self.mode = gateway_mode

@@ -111,23 +111,34 @@ def _switches_holding(
     lbs_out: set[str],
     groups_out: set[str],
     switches_out: set[str],
+    named: frozenset[str] = frozenset(),
 ) -> None:
-    """The switches holding any of ``lsps``: all their ports, their LBs and LB groups, their
-    UUIDs."""
+    """The switches holding any of ``lsps`` (or named in ``named``): all their ports, their
+    LBs and LB groups, their UUIDs."""
     for ls in switches:
         ports = _refs(ls, "ports")
-        if lsps.intersection(ports):
+        if lsps.intersection(ports) or ls.name in named:
             ports_out.update(ports)
             lbs_out.update(_refs(ls, "load_balancer"))
             groups_out.update(_refs(ls, "load_balancer_group"))
             switches_out.add(str(ls.uuid))
 
 
+def _routes_of(tables: Any, routers: frozenset[str]) -> list[str]:
+    """The static routes of the routers named in ``routers`` (UUIDs)."""
+    return [u for lr in tables["Logical_Router"].rows.values() if lr.name in routers
+            for u in _refs(lr, "static_routes")]  # fmt: skip
+
+
 def nb(
-    idl: Any, chassis: str, bound: frozenset[str], views: RowViews | None = None
-) -> tuple[Conditions, frozenset[str]]:
+    idl: Any, chassis: str, bound: frozenset[str], views: RowViews | None = None,
+    named: frozenset[str] = frozenset(), static_routers: frozenset[str] = frozenset(),
+) -> tuple[Conditions, frozenset[str]]:  # fmt: skip
     """NB rows that concern this chassis, given the logical ports bound on it (from SB).
-    ``views``: what the reader made of each row (kept until the row changes).
+    ``views``: what the reader made of each row (kept until the row changes). ``named``:
+    switches taken as local whether or not a port on them is bound here, by name, and
+    ``static_routers``: routers whose static routes are read, by name (ovn-kubernetes' node
+    switches and gateway routers, :mod:`ovn_frr.core.ovnk`).
 
     What is reached is found anew from this chassis' own roots (the ports bound here, its
     gateway ports, the router pinned here) through the rows received, to the least fixed
@@ -161,7 +172,7 @@ def nb(
     # the local switches (a port bound here), then, round by round, the routers reached
     # through them and the switches behind the routers announced in full here
     wanted_lsps, lbs, lb_groups, local_switches = set[str](), set[str](), set[str](), set[str]()
-    _switches_holding(switches, bound_lsps, wanted_lsps, lbs, lb_groups, local_switches)
+    _switches_holding(switches, bound_lsps, wanted_lsps, lbs, lb_groups, local_switches, named)
     full_peers, direct = set[str](), set[str]()
     while True:
         # routers are reached through the switches reached, as ovn-controller follows patch
@@ -231,12 +242,13 @@ def nb(
         or NOTHING,
         "Logical_Switch": _by_uuid(local_switches | probed)
         + _holding("ports", (bound_lsps | full_peers | probe_lsps) - held)
+        + [["name", "==", n] for n in sorted(named)]
         or NOTHING,
         "Logical_Switch_Port": lsp_conds + _by_uuid(wanted_lsps) or NOTHING,
         "NAT": _by_uuid(nats) or NOTHING,
         "Load_Balancer": _by_uuid(lbs) or NOTHING,
         "Load_Balancer_Group": _by_uuid(lb_groups) or NOTHING,
-        LRSR: NOT_OURS if statics else NOTHING,
+        LRSR: NOT_OURS if statics else _by_uuid(_routes_of(t, static_routers)) or NOTHING,
     }
     # every switch received outside the share: a probe's, or one on its way out (a probe
     # dropped): the reader makes no switch of either

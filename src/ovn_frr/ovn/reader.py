@@ -52,6 +52,7 @@ from ovn_frr.ovn.views import (
     lrp_view,
     lsp_view,
     nat_view,
+    refs,
     router_view,
     switch_view,
 )
@@ -60,7 +61,15 @@ log = logging.getLogger(__name__)
 V = TypeVar("V")
 
 NB_TABLES = {
-    "Logical_Router": ["name", "options", "ports", "nat", "load_balancer", "load_balancer_group"],
+    "Logical_Router": [
+        "name",
+        "options",
+        "ports",
+        "nat",
+        "load_balancer",
+        "load_balancer_group",
+        "static_routes",
+    ],
     "Logical_Router_Port": [
         "name",
         "networks",
@@ -71,7 +80,15 @@ NB_TABLES = {
     ],
     "Logical_Switch": ["name", "ports", "load_balancer", "load_balancer_group", "other_config"],
     "Logical_Switch_Port": ["name", "addresses", "dynamic_addresses", "type", "options"],
-    "NAT": ["external_ip", "type", "logical_port", "external_mac", "gateway_port", "options"],
+    "NAT": [
+        "external_ip",
+        "type",
+        "logical_port",
+        "external_mac",
+        "gateway_port",
+        "options",
+        "external_ids",
+    ],
     "Load_Balancer": ["name", "vips", "options"],
     # ovn-kubernetes attaches its services to every gateway router and switch through groups
     "Load_Balancer_Group": ["name", "load_balancer"],
@@ -211,20 +228,22 @@ class _Rows:
             gateway = self.lrp(nat.gateway_port) if nat.gateway_port is not None else None
             nats.append(Nat.of(rv.name, ext, nat.options, nat.distributed_port in bound,
                                nat.type, nat.distributed_port,
-                               gateway.name if gateway is not None else ""))  # fmt: skip
+                               gateway.name if gateway is not None else "",
+                               nat.owner_type))  # fmt: skip
         return LogicalRouter.of(rv.name, rv.options, tuple(ports), tuple(nats), self.vips(rv),
                                 pinned, str(lr.uuid))  # fmt: skip
 
 
 def read_nb(
     nb_idl: Any, chassis: str, bound: frozenset[str], views: RowViews | None = None,
-    probed: frozenset[str] = frozenset(),
+    probed: frozenset[str] = frozenset(), static_routers: frozenset[str] = frozenset(),
 ) -> tuple[OvnState, tuple[StaticRow, ...]]:  # fmt: skip
-    """The state (its static routes still without routers) and the foreign static rows (call
-    with the IDL quiescent). ``bound``: logical ports bound on this chassis; ``views``: what
-    was made of each row, kept until it changes (:class:`~ovn_frr.ovn.views.RowViews`, synced
-    by the caller; default: made anew); ``probed``: switches read only for whether they
-    have a localnet port (:func:`ovn_frr.ovn.conditions.nb`)."""
+    """The state (its static routes only those of ``static_routers``, by name) and the
+    foreign static rows (call with the IDL quiescent). ``bound``: logical ports bound on this
+    chassis; ``views``: what was made of each row, kept until it changes
+    (:class:`~ovn_frr.ovn.views.RowViews`, synced by the caller; default: made anew);
+    ``probed``: switches read only for whether they have a localnet port
+    (:func:`ovn_frr.ovn.conditions.nb`)."""
     t = nb_idl.tables
     rows = _Rows(nb_idl, views or RowViews())
     problems: list[str] = []
@@ -246,6 +265,10 @@ def read_nb(
     )
     state = OvnState(tuple(sorted(routers, key=lambda r: r.name)), switches,
                      read_problems=tuple(problems), gateway_localnet=localnet)  # fmt: skip
+    if static_routers:
+        known = {str(u): lr.name for lr in t["Logical_Router"].rows.values()
+                 if lr.name in static_routers for u in refs(lr, "static_routes")}  # fmt: skip
+        state = with_statics(state, [r for r in statics if r.uuid in known], known)
     return state, statics
 
 
@@ -293,7 +316,13 @@ class OvnReader:
         chassis: str,
         ask_every: float = 120.0,
         clock: Callable[[], float] = time.monotonic,
+        switch_names: frozenset[str] = frozenset(),
+        static_routers: frozenset[str] = frozenset(),
     ) -> None:
+        #: switches read by name whether or not a port on them is bound here, and routers
+        #: whose static routes are read (ovn-kubernetes' node switches and gateway routers)
+        self.switch_names = switch_names
+        self.static_routers = static_routers
         self.nb = nb
         self.sb = sb
         self.chassis = chassis
@@ -366,24 +395,26 @@ class OvnReader:
             self._views.sync(idl)
             # the conditions first, under the same lock as the state: what they ask for is
             # what this state lacks
-            conds, probed = conditions.nb(idl, self.chassis, bound, self._views)
+            conds, probed = conditions.nb(idl, self.chassis, bound, self._views,
+                                          self.switch_names, self.static_routers)  # fmt: skip
             pending = self.nb.set_conditions(conds)
             if (pending or sb_pending) and not anyway:
                 return None
-            return read_nb(idl, self.chassis, bound, self._views, probed)
+            return read_nb(idl, self.chassis, bound, self._views, probed, self.static_routers)
 
         return self.nb.read(nb)
 
     def _with_statics(self, state: OvnState, rows: tuple[StaticRow, ...]) -> OvnState:
         if not redistributes_static(state):
             self._asked = None
-            return state
-        uuids = frozenset(r.uuid for r in rows)
+            return state  # with the static routes of the routers read by name, if any
+        known = {s.uuid: s.router for s in state.statics}
+        uuids = frozenset(r.uuid for r in rows if r.uuid not in known)
         if uuids != self._asked or self.clock() >= self._ask_at:
             self._router_of = routers_of(self._client, sorted(uuids))
             self._asked = uuids
             self._ask_at = self.clock() + self.ask_every
-        return with_statics(state, rows, self._router_of)
+        return with_statics(state, rows, {**self._router_of, **known})
 
     def close(self) -> None:
         for db in (self.nb, self.sb):

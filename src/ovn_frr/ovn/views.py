@@ -202,6 +202,12 @@ class NatView:
     distributed_port: str
     #: its gateway port's row UUID (None: none)
     gateway_port: Any = None
+    #: ovn-kubernetes' ``k8s.ovn.org/owner-type`` ("" none)
+    owner_type: str = ""
+
+
+#: ovn-kubernetes' owner-type key (libovsdb/ops/db_object_ids.go)
+OWNER_TYPE = "k8s.ovn.org/owner-type"
 
 
 def nat_view(nat: Any) -> NatView:
@@ -209,7 +215,8 @@ def nat_view(nat: Any) -> NatView:
     gateway = refs(nat, "gateway_port")
     return NatView(nat.external_ip, nat.type, _map(nat, "options"),
                    nat.logical_port[0] if distributed else "",
-                   gateway[0] if gateway else None)  # fmt: skip
+                   gateway[0] if gateway else None,
+                   _map(nat, "external_ids").get(OWNER_TYPE, ""))  # fmt: skip
 
 
 def vip_address(vip: str) -> Address | None:

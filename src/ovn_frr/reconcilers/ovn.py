@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from ovn_frr.core.model import Network
 from ovn_frr.core.ovn import OvnState, map_vrfs
+from ovn_frr.core.ovnk import OvnkIntent, apply
 from ovn_frr.reconcilers.base import Cell, Sample, Signal, TracePart, Worker
 
 log = logging.getLogger(__name__)
@@ -74,10 +75,13 @@ class OvnWatch:
         out: Cell[OvnState | None],
         clock: Callable[[], float] = time.monotonic,
         vrf_map: Mapping[str, str] | None = None,
+        ovnk: OvnkIntent | None = None,
     ) -> None:
         self.reader = reader
         #: the node config's ``bgp.vrf_map``, applied to every state read
         self.vrf_map = dict(vrf_map or {})
+        #: the node config's ``[ovn_kubernetes]``, applied to every state read after it
+        self.ovnk = ovnk
         self.out = out
         self.clock = clock
         self.watches: tuple[Signal, ...] = (changed,)
@@ -123,6 +127,8 @@ class OvnWatch:
         state = self.reader.read(SETTLE_WAIT_S)
         if state is not None:
             state = map_vrfs(state, self.vrf_map)
+            if self.ovnk is not None:
+                state = apply(state, self.ovnk)
         return state, state == last
 
     def status(self, now: float) -> dict[str, Any]:
