@@ -59,7 +59,8 @@ def test_up_an_ovn_kubernetes_cluster_in_local_gateway_mode(lab_base: Path) -> N
         up = cli("up", "--name", name, "--topology", "ovn-kubernetes", "--gateway-mode", "local",
                  base=lab_base)  # fmt: skip
         assert up.returncode == 0, up.stderr
-        assert sorted(lab_netns(name)) == [f"{name}-{n}" for n in ("node1", "node2", "ovn", "tor1")]
+        members = ("node1", "node2", "ovn", "tor1", "tor2")
+        assert sorted(lab_netns(name)) == [f"{name}-{n}" for n in members]
         nb = f"unix:{lab_base / name / 'ovn' / 'nb.sock'}"
         get = subprocess.run(["ovn-nbctl", f"--db={nb}", "get", "Logical_Router",
                               "ns1_green_transit_router", "options:ct-commit-all"],

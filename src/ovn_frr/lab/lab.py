@@ -75,6 +75,8 @@ class Lab:
         self.chassis: dict[str, Chassis] = {}
         #: (namespace, VRF) made so far
         self._vrfs: set[tuple[str, str]] = set()
+        #: (namespace, name) of the LAN bridges made
+        self._bridges: set[tuple[str, str]] = set()
 
     # --- names -------------------------------------------------------------------------------
 
@@ -158,9 +160,20 @@ class Lab:
     def _add_link(self, link: LinkSpec) -> None:
         a = self.link(link.a, link.b, link.vrf)
         b = self.link(link.b, link.a, link.vrf)
-        run(["ip", "link", "add", a.ifname, "netns", self.netns(link.a), "type", "veth",
+        veth = f"to-{link.b}" if link.lan else a.ifname
+        run(["ip", "link", "add", veth, "netns", self.netns(link.a), "type", "veth",
              "peer", "name", b.ifname, "netns", self.netns(link.b)])  # fmt: skip
-        for end in (a, b):
+        ends = [a, b]
+        if link.lan:  # a's end is a port of the LAN's bridge, which has a's addresses
+            ns = self.netns(link.a)
+            if (ns, link.lan) not in self._bridges:
+                run(["ip", "link", "add", link.lan, "type", "bridge"], netns=ns)
+                self._bridges.add((ns, link.lan))
+            else:
+                ends = [b]
+            run(["ip", "link", "set", veth, "master", link.lan], netns=ns)
+            run(["ip", "link", "set", veth, "up"], netns=ns)
+        for end in ends:
             ns = self.netns(end.local)
             if link.vrf:  # before the addresses: enslaving to a VRF drops IPv6 addresses
                 if (ns, link.vrf) not in self._vrfs:

@@ -65,6 +65,11 @@ class LinkSpec:
     #: table ``LabSpec.vrf_table``); lab-rendered BGP runs the session in ``router bgp ASN vrf
     #: NAME``. Two members may share one link per VRF (interfaces ``to-<other>-<vrf>``).
     vrf: str = ""
+    #: A shared segment: ``a``'s end joins the Linux bridge of this name in ``a``'s namespace
+    #: (made by the lab), with the links of the same ``a`` and ``lan``. They share the subnet of
+    #: the first of them: ``a`` is .1 (::1) on the bridge, each ``b`` .2, .3, ... in link order
+    #: (two ToRs on a node's one uplink, say; not with ``vrf``).
+    lan: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +132,9 @@ class LabSpec:
             if link.vrf and len(f"to-{max(link.a, link.b, key=len)}-{link.vrf}") > 15:
                 raise SpecError(f"link {link.a}-{link.b}: interface to-<name>-{link.vrf} would "
                                 "be over 15 characters")  # fmt: skip
+            if link.lan and (link.vrf or not VRF_RE.match(link.lan)):
+                raise SpecError(f"link {link.a}-{link.b}: LAN {link.lan!r} is not "
+                                "[a-z][a-z0-9]*, at most 6 characters, without a VRF")  # fmt: skip
             key = (frozenset((link.a, link.b)), link.vrf)
             if link.a == link.b or key in pairs:
                 raise SpecError(f"link {link.a}-{link.b}: duplicate or loop")
@@ -183,23 +191,32 @@ class LinkAddrs:
 def link_addrs(spec: LabSpec, local: str) -> list[LinkAddrs]:
     """Every link of ``local`` with its addresses, in link order."""
     out = []
+    lans: dict[tuple[str, str], list[int]] = {}
+    for i, link in enumerate(spec.links):
+        if link.lan:
+            lans.setdefault((link.a, link.lan), []).append(i)
     for i, link in enumerate(spec.links):
         if local not in (link.a, link.b):
             continue
         side = 1 if link.a == local else 2
         other = link.b if side == 1 else link.a
-        v4 = ipaddress.IPv4Interface(f"10.255.{i}.{side}/24")
-        v6 = ipaddress.IPv6Interface(f"fd00:255:{i}::{side}/64")
+        net, me, peer = i, side, 3 - side
+        ifname = f"to-{other}-{link.vrf}" if link.vrf else f"to-{other}"
+        if link.lan:  # the subnet of the LAN's first link; a: .1 on the bridge, b: .2, ...
+            members = lans[(link.a, link.lan)]
+            net, host = members[0], 2 + members.index(i)
+            me, peer = (1, host) if side == 1 else (host, 1)
+            ifname = link.lan if side == 1 else ifname
         out.append(
             LinkAddrs(
                 index=i,
                 local=local,
                 remote=other,
-                ifname=f"to-{other}-{link.vrf}" if link.vrf else f"to-{other}",
-                v4=v4,
-                v6=v6,
-                peer_v4=ipaddress.IPv4Address(f"10.255.{i}.{3 - side}"),
-                peer_v6=ipaddress.IPv6Address(f"fd00:255:{i}::{3 - side}"),
+                ifname=ifname,
+                v4=ipaddress.IPv4Interface(f"10.255.{net}.{me}/24"),
+                v6=ipaddress.IPv6Interface(f"fd00:255:{net}::{me}/64"),
+                peer_v4=ipaddress.IPv4Address(f"10.255.{net}.{peer}"),
+                peer_v6=ipaddress.IPv6Address(f"fd00:255:{net}::{peer}"),
                 vrf=link.vrf,
             )
         )
@@ -224,11 +241,14 @@ def minimal_spec() -> LabSpec:
     )
 
 
-def ovnk_spec() -> LabSpec:
-    """Two ovn-kubernetes nodes, each with its uplink to tor1 (BGP left to the agent): the lab
-    of ``--topology ovn-kubernetes`` (its NB: :func:`ovn_frr.lab.ovnk.ovnk_cluster`)."""
+def ovnk_spec(daemon: str = "frr") -> LabSpec:
+    """Two ovn-kubernetes nodes, each with one uplink (the LAN ``breth0``) to two ToRs, tor1
+    and tor2 (``daemon``: FRR or BIRD), BGP left to the agent: the lab of ``--topology
+    ovn-kubernetes`` (its NB: :func:`ovn_frr.lab.ovnk.ovnk_cluster`)."""
     return LabSpec(
         nodes=(NodeSpec("node1", bgp=False), NodeSpec("node2", bgp=False)),
-        peers=(PeerSpec("tor1", 65001),),
-        links=(LinkSpec("node1", "tor1"), LinkSpec("node2", "tor1")),
+        peers=(PeerSpec("tor1", 65001, daemon=daemon), PeerSpec("tor2", 65002, daemon=daemon)),
+        links=tuple(
+            LinkSpec(n, t, lan="breth0") for n in ("node1", "node2") for t in ("tor1", "tor2")
+        ),
     )
