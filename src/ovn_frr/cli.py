@@ -29,7 +29,7 @@ from ovn_frr.config.schema import AgentConfig
 from ovn_frr.frr.vtysh import Vtysh, VtyshError, has_no_fork, run_subprocess
 from ovn_frr.kernel.netns import listening_socket
 from ovn_frr.lab import Lab, LabError, demo_spec, destroy, list_labs, minimal_spec
-from ovn_frr.lab.demo import TORS, Demo
+from ovn_frr.lab.demo import TORS, Demo, OvnkDemo
 from ovn_frr.lab.demo import summary as demo_summary
 from ovn_frr.lab.ovn import cluster_roles
 from ovn_frr.lab.ovnk import ovnk_cluster
@@ -200,9 +200,28 @@ def trace(prefix: str, socket_path: str | None, config_file: str | None, as_json
               help="No live view: wait until routes flow both ways, print a JSON summary, "
               "tear down; exit 1 if they did not within --timeout.")  # fmt: skip
 @click.option("--timeout", type=float, default=120.0, show_default=True)
-def demo(name: str, duration: float | None, check: bool, timeout: float) -> None:
+@click.option(
+    "--topology",
+    type=click.Choice(["demo", "ovn-kubernetes"]),
+    default="demo",
+    show_default=True,
+    help="demo: an OpenShift-shaped NB with OVN's dynamic-routing options, and EVPN; "
+    "ovn-kubernetes: the NB as ovn-kubernetes writes it, on two nodes, with an "
+    "[ovn_kubernetes] section in each node's config (docs/openshift.md).",
+)
+@click.option(
+    "--gateway-mode",
+    type=click.Choice(["shared", "local"]),
+    default="shared",
+    show_default=True,
+    help="ovn-kubernetes' gateway mode (--topology ovn-kubernetes).",
+)
+def demo(
+    name: str, duration: float | None, check: bool, timeout: float, topology: str,
+    gateway_mode: str,
+) -> None:  # fmt: skip
     """Lab + OpenShift-shaped OVN + ovn-frr: routes flowing both ways, live (needs root)."""
-    the_demo = Demo(name)
+    the_demo = Demo(name) if topology == "demo" else OvnkDemo(name, gateway_mode=gateway_mode)
     stop = threading.Event()
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
@@ -212,9 +231,9 @@ def demo(name: str, duration: float | None, check: bool, timeout: float) -> None
     signal.signal(signal.SIGINT, on_signal)
     ok = False
     try:
-        with err.status(
-            "bringing up the demo lab (OVN, node1 with FRR + ovn-frr, tor1, tor2, vtep1)"
-        ):
+        members = "node1, node2" if topology == "ovn-kubernetes" else "node1"
+        with err.status(f"bringing up the demo lab (OVN, {members} with FRR + ovn-frr, tor1, "
+                        f"tor2{', vtep1' if topology == 'demo' else ''})"):  # fmt: skip
             the_demo.up()
         announced, expected = the_demo.expected()
         deadline = time.monotonic() + (timeout if check else duration or float("inf"))
@@ -272,7 +291,8 @@ def lab(ctx: click.Context, base: Path) -> None:
     show_default=True,
     help="demo: node1 (FRR + OVS + ovn-controller) with tor1 and tor2; "
     "minimal: node1 + tor1 with BGP rendered by the lab; "
-    "ovn-kubernetes: node1 and node2 with tor1, the NB as ovn-kubernetes writes it "
+    "ovn-kubernetes: node1 and node2, each with one uplink to tor1 and tor2, the NB as "
+    "ovn-kubernetes writes it "
     "(default network, a Layer3 and a Layer2 user-defined network; docs/openshift.md).",
 )
 @click.option(

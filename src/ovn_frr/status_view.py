@@ -160,7 +160,7 @@ def demo_view(
                          ("healthy" if not problems else "; ".join(problems),
                           "green" if not problems else "yellow"))  # fmt: skip
     parts: list[RenderableType] = [head, out, inn, sessions]
-    if evpn is not None:
+    if evpn is not None and evpn[1]:
         seen, want = evpn
         ev = _table(f"EVPN: switch {want['switch']} (VNI {want['vni']}) <-> vtep1", "what",
                     "expected", "seen")  # fmt: skip

@@ -1,5 +1,6 @@
-"""The guides' node configs are what the agent takes: every ``toml`` block of docs/
-parses (a block without ``[bgp]`` is a fragment: a minimal ``[bgp]`` is put before it)."""
+"""The guides' node configs are what the agent takes: every example (examples/*.toml) loads and
+every ``toml`` block of docs/ parses (a block without ``[bgp]`` is a fragment: a minimal
+``[bgp]`` is put before it)."""
 
 from __future__ import annotations
 
@@ -33,3 +34,9 @@ def test_a_guides_config_parses(guide: str, index: int, text: str) -> None:
 
 def test_the_openshift_guide_has_its_config() -> None:
     assert any(g == "openshift.md" and "[ovn_kubernetes]" in t for g, _i, t in blocks())
+
+
+@pytest.mark.parametrize("path", sorted((DOCS.parent / "examples").glob("*.toml")),
+                         ids=lambda p: p.name)  # fmt: skip
+def test_an_example_config_loads(path: Path) -> None:
+    config.load(path)

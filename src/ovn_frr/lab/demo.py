@@ -19,7 +19,8 @@ from ovn_frr.lab import evpn
 from ovn_frr.lab.agent import AgentProcess, neighbors_config
 from ovn_frr.lab.lab import DEFAULT_BASE, Lab
 from ovn_frr.lab.nbtopo import OpenShiftNode, openshift_node
-from ovn_frr.lab.spec import LinkSpec, PeerSpec, demo_spec
+from ovn_frr.lab.ovnk import OvnkNode, ovnk_cluster
+from ovn_frr.lab.spec import LinkSpec, PeerSpec, demo_spec, ovnk_spec
 
 TORS = ("tor1", "tor2")
 #: what each ToR announces; 203.0.113.0/24 from both (two rows in OVN: ECMP)
@@ -142,6 +143,72 @@ class Demo:
         if self.agent is not None:
             self.agent.stop()
         self.lab.down()
+
+
+#: what node1's ``[ovn_kubernetes]`` says in the ovn-kubernetes demo: every network's pods and
+#: the default network's EgressIPs, in the default VRF
+OVNK_INTENT = """
+[ovn_kubernetes]
+node = "{node}"
+gateway_mode = "{mode}"
+[[ovn_kubernetes.route_advertisements]]
+networks = ["default", "blue", "ns1/green"]
+advertisements = ["PodNetwork"]
+[[ovn_kubernetes.route_advertisements]]
+networks = ["default"]
+advertisements = ["EgressIP"]
+"""
+
+
+class OvnkDemo(Demo):
+    """The demo on ovn-kubernetes' own NB (``--topology ovn-kubernetes``): node1 and node2 each
+    run the agent with an ``[ovn_kubernetes]`` section; both ToRs on each node's one uplink.
+    No EVPN part."""
+
+    def __init__(self, name: str | None = None, base: Path = DEFAULT_BASE,
+                 gateway_mode: str = "shared") -> None:  # fmt: skip
+        spec = replace(ovnk_spec(), bfd=(100, 3))
+        self.lab = Lab(spec, name=name, base=base)
+        self.mode = gateway_mode
+        self.topo = None
+        self.agent = None
+        self.nodes: list[OvnkNode] = []
+        self.others: list[AgentProcess] = []
+
+    def up(self) -> None:
+        lab = self.lab
+        lab.up()
+        self.nodes = ovnk_cluster(lab, self.mode)
+        for node in self.nodes:
+            config = neighbors_config(lab, node.name, bfd_ms=100) + FAST_SYNC
+            config += OVNK_INTENT.format(node=node.name, mode=self.mode)
+            agent = AgentProcess.start(lab, node.name, config)
+            if node.name == "node1":
+                self.agent = agent
+            else:
+                self.others.append(agent)
+        for tor, prefixes in TOR_PREFIXES.items():
+            lab.announcer(tor).announce(prefixes)
+
+    def evpn_state(self) -> dict[str, Any]:
+        return {}
+
+    def evpn_expected(self) -> dict[str, Any]:
+        return {}
+
+    def expected(self) -> tuple[set[str], dict[str, set[str]]]:
+        node1 = self.nodes[0]
+        announced = {*node1.subnets.values(), *(f"{ip}/32" for ip in node1.egress_ips)}
+        imported: dict[str, set[str]] = {}
+        for tor, prefixes in TOR_PREFIXES.items():
+            for p in prefixes:
+                imported.setdefault(p, set()).add(str(self.lab.link("node1", tor).peer_v4))
+        return announced, imported
+
+    def down(self) -> None:
+        for agent in self.others:
+            agent.stop()
+        super().down()
 
 
 def summary(demo: Demo, snap: Snapshot) -> str:
