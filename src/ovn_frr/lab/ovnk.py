@@ -17,9 +17,11 @@ remote-zone ports and routes, EgressIP reroute policies.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ovn_frr.lab.lab import Lab
+from ovn_frr.lab.spec import LinkAddrs
 from ovn_frr.lab.nbtopo import Nbctl
 
 #: types/const.go
@@ -89,9 +91,12 @@ def ovnk_cluster(
     gateway_mode: str = "shared",
     egress_ips: dict[str, str] | None = None,
     nbctl: Nbctl | None = None,
+    uplinks: Mapping[str, str] | None = None,
 ) -> list[OvnkNode]:
     """Build every node of ``lab``. ``egress_ips``: EgressIP -> the node it is assigned to
-    (default: ``172.20.0.10`` on the first node)."""
+    (default: ``172.20.0.10`` on the first node); ``uplinks``: network name -> the VRF of the
+    lab links its gateway routers' external ports are on (a user-defined network with an
+    uplink of its own, VRF-Lite; default: every network on the node's first link)."""
     if gateway_mode not in ("shared", "local"):
         raise ValueError(f"gateway mode {gateway_mode!r}: shared or local")
     assert lab.ovn is not None
@@ -104,6 +109,8 @@ def ovnk_cluster(
     for i, node in enumerate(nodes, start=1):
         la = lab.links(node)[0]
         mine = [ip for ip, n in eips.items() if n == node]
+        b.uplinks = {net: lab.links_by_vrf(node)[vrf][0]
+                     for net, vrf in (uplinks or {}).items()}  # fmt: skip
         out.append(b.node(node, i, str(la.v4), str(la.peer_v4), mine))
     args: list[str] = []
     for cmd in b.cmds:
@@ -141,6 +148,8 @@ class _Builder:
         self.cmds: list[list[str]] = []
         self.node_ip = ""
         self.n = 0
+        #: network name -> the link its gateway router's external port is on (this node)
+        self.uplinks: dict[str, LinkAddrs] = {}
 
     def c(self, *args: str) -> None:
         self.cmds.append(list(args))
@@ -204,7 +213,11 @@ class _Builder:
                                   else self._layer2(net, node, i, gr))  # fmt: skip
             out.subnets[net.name] = (_node_subnet(net, i) if net.topology == "layer3"
                                      else net.subnet)  # fmt: skip
-            self._external(net, node, i, gr, node_ip, tor_ip)
+            own = self.uplinks.get(net.name)
+            if own is None:
+                self._external(net, node, i, gr, node_ip, tor_ip)
+            else:
+                self._external(net, node, i, gr, str(own.v4), str(own.peer_v4))
         pod, pod_ip = next(iter(out.pods[DEFAULT.name].items()))
         for eip in eips:
             out.egress_ips[eip] = pod_ip
