@@ -45,8 +45,12 @@ SNAT = Nat.of("GR_node1", ip("10.255.0.1"))
 CLUSTER_ROUTER = LogicalRouter.of("ovn_cluster_router", {}, (
     RouterPort.of("rtos-node1", (itf("10.244.1.1/24"), itf("fd00:10:244:1::1/64")), switch="s1"),
 ))  # fmt: skip
+BLUE_ROUTER = LogicalRouter.of("cluster_udn_blue_ovn_cluster_router", {}, (
+    RouterPort.of("rtos-cluster_udn_blue_node1", (itf("10.100.1.1/24"),), switch="s2"),
+))  # fmt: skip
 STATE = OvnState(
     routers=(
+        BLUE_ROUTER,
         gr("GR_node1", nats=(EIP, SNAT)),
         gr("GR_cluster_udn_blue_node1", join="100.65.0.2/16"),
         gr("GR_ns1_green_node1", join="100.65.0.2/16", port="rtotr-"),
@@ -224,3 +228,25 @@ target_vrf = "auto"
     assert err.value.problems == [
         "ovn_kubernetes.route_advertisements[1].networks: blue is also selected for VRF 'default'"
     ]
+
+
+def test_a_network_in_its_own_vrf_is_guarded_there_only() -> None:
+    """targetVRF auto: blue's addresses (behind its cluster router) guard blue's VRF, so the
+    default network may import an overlapping route (the networks are isolated)."""
+    out = apply(STATE, intent(NetworkIntent("default", ""), NetworkIntent("blue", "blue")))
+    owned = owned_prefixes_by_vrf(out)
+    assert net("10.100.1.0/24") in owned["blue"]
+    assert net("10.100.1.0/24") not in owned[""]
+    assert net("10.244.1.0/24") in owned[""]
+    # the cluster router announces nothing and learns nothing
+    assert announced(out) == set()
+    assert "cluster_udn_blue_ovn_cluster_router" not in learning_routers(out, ImportPolicy(
+        vrf_tables={"blue": 1001}))[0]  # fmt: skip
+
+
+def test_an_ipv6_prefix_without_its_length_is_a_problem() -> None:
+    sw = switch("s9", "node1", subnet="10.244.1.0/24", ipv6_prefix="fd00:99::")
+    state = OvnState(routers=(gr("GR_node1"),), switches={"s9": sw})
+    out = apply(state, intent(NetworkIntent("default", "", pod_network=True)))
+    assert announced(out) == {("", "10.244.1.0/24")}
+    assert "no router port on it has ipv6_prefix fd00:99::'s length" in "\n".join(out.problems())

@@ -34,7 +34,7 @@ needs the network's ID, which is not in NB).
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from ovn_frr.core.model import Network
@@ -50,6 +50,7 @@ from ovn_frr.core.ovn import (
 #: ovn-kubernetes' names (types/const.go)
 GR_PREFIX = "GR_"
 LAYER2_SWITCH = "ovn_layer2_switch"
+CLUSTER_ROUTER, TRANSIT_ROUTER = "ovn_cluster_router", "transit_router"
 CUDN_PREFIX = "cluster_udn_"
 #: the NAT owner type of an EgressIP (libovsdb/ops/db_object_types.go)
 EGRESS_IP = "EgressIP"
@@ -152,10 +153,11 @@ def apply(state: OvnState, intent: OvnkIntent) -> OvnState:
         gr = found[0] if len(found) == 1 and found[0].pinned_here else None
         if gr is None:
             why = ("is not pinned to this chassis" if len(found) == 1 else
-                   "is not in NB" if not found else "names more than one router")  # fmt: skip
+                   "is not in NB (the network is not active on this node?)" if not found
+                   else "names more than one router")  # fmt: skip
             problems.append(f"ovn-kubernetes network {net.name}: gateway router {gr_name} "
-                            f"{why} (is ovn_kubernetes.node {intent.node!r} this "
-                            "node?)")  # fmt: skip
+                            f"{why}; is ovn_kubernetes.node {intent.node!r} this "
+                            "node?")  # fmt: skip
         layer2 = switches.get(net.prefix + LAYER2_SWITCH)
         layer3 = switches.get(net.prefix + intent.node)
         where = layer2 if layer2 is not None else layer3
@@ -164,6 +166,12 @@ def apply(state: OvnState, intent: OvnkIntent) -> OvnState:
             learning[gr_name] = RouterRouting(enabled=True, vrf=net.vrf, learning=learn)
             source = f"ovn-kubernetes network {net.name} (route on {gr_name})"
             guard.extend(Extra(net.vrf, p, source) for p in _cluster_subnets(state, gr))
+        if net.vrf:
+            # the network's cluster (or transit) router is in its VRF too: what is behind it
+            # is guarded from that VRF's imports, not the default VRF's
+            for name in (net.prefix + CLUSTER_ROUTER, net.prefix + TRANSIT_ROUTER):
+                if name in by_name and name not in learning:
+                    learning[name] = RouterRouting(enabled=True, vrf=net.vrf, learning=False)
         if net.pod_network:
             if where is None:
                 problems.append(f"ovn-kubernetes network {net.name}: no switch "
@@ -171,7 +179,10 @@ def apply(state: OvnState, intent: OvnkIntent) -> OvnState:
                                 " in NB: its PodNetwork is not announced")  # fmt: skip
             else:
                 source = f"ovn-kubernetes PodNetwork {net.name} (switch {where.name})"
-                for prefix in _subnets(state, where):
+                subnets, why = _subnets(state, where)
+                if why:
+                    problems.append(f"ovn-kubernetes network {net.name}: {why}")
+                for prefix in subnets:
                     announce.append(Extra(net.vrf, prefix, source))
                     guard.append(Extra(net.vrf, prefix, source))
         if net.egress_ip:
@@ -200,30 +211,34 @@ def apply(state: OvnState, intent: OvnkIntent) -> OvnState:
     )
 
 
-def _subnets(state: OvnState, sw: LogicalSwitch) -> Iterator[Network]:
+def _subnets(state: OvnState, sw: LogicalSwitch) -> tuple[list[Network], str]:
     """A node or Layer2 switch's subnets: ``other_config:subnet`` (IPv4) and, for IPv6,
     ``other_config:ipv6_prefix`` (an address without a length) completed by the network of
     the router port on the switch that has that prefix (ovn-kubernetes puts the length only
-    there: base_network_controller.go createNodeLogicalSwitch)."""
+    there: base_network_controller.go createNodeLogicalSwitch); and a problem ("" none)."""
+    out: list[Network] = []
     for text in sw.other_config.get("subnet", "").split():
         try:
-            yield ipaddress.ip_network(text, strict=False)
+            out.append(ipaddress.ip_network(text, strict=False))
         except ValueError:
-            continue
+            return out, f"switch {sw.name}: other_config:subnet {text!r} is not a subnet"
     v6 = sw.other_config.get("ipv6_prefix", "").strip()
     if not v6:
-        return
+        return out, ""
     try:
         base = ipaddress.ip_address(v6)
     except ValueError:
-        return
+        return out, f"switch {sw.name}: other_config:ipv6_prefix {v6!r} is not an address"
     for r in state.routers:
         for p in r.ports:
             if p.switch == sw.uuid:
                 for n in p.networks:
                     if n.network.network_address == base:
-                        yield n.network
-                        return
+                        return [*out, n.network], ""
+    return out, (
+        f"switch {sw.name}: no router port on it has ipv6_prefix {v6}'s length: "
+        "its IPv6 subnet is not announced"
+    )
 
 
 def _cluster_subnets(state: OvnState, gr: LogicalRouter) -> Iterable[Network]:

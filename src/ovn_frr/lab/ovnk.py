@@ -21,8 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ovn_frr.lab.lab import Lab
-from ovn_frr.lab.spec import LinkAddrs
 from ovn_frr.lab.nbtopo import Nbctl
+from ovn_frr.lab.spec import LinkAddrs
 
 #: types/const.go
 CLUSTER_ROUTER, JOIN, TRANSIT_SWITCH = "ovn_cluster_router", "join", "transit_switch"

@@ -124,12 +124,6 @@ def _switches_holding(
             switches_out.add(str(ls.uuid))
 
 
-def _routes_of(tables: Any, routers: frozenset[str]) -> list[str]:
-    """The static routes of the routers named in ``routers`` (UUIDs)."""
-    return [u for lr in tables["Logical_Router"].rows.values() if lr.name in routers
-            for u in _refs(lr, "static_routes")]  # fmt: skip
-
-
 def nb(
     idl: Any, chassis: str, bound: frozenset[str], views: RowViews | None = None,
     named: frozenset[str] = frozenset(), static_routers: frozenset[str] = frozenset(),
@@ -137,8 +131,9 @@ def nb(
     """NB rows that concern this chassis, given the logical ports bound on it (from SB).
     ``views``: what the reader made of each row (kept until the row changes). ``named``:
     switches taken as local whether or not a port on them is bound here, by name, and
-    ``static_routers``: routers whose static routes are read, by name (ovn-kubernetes' node
-    switches and gateway routers, :mod:`ovn_frr.core.ovnk`).
+    ``static_routers``: routers whose static routes are needed, by name (ovn-kubernetes' node
+    switches and gateway routers, :mod:`ovn_frr.core.ovnk`): the static routes ovn-frr did not
+    write are then monitored, as for a router that announces ``static``.
 
     What is reached is found anew from this chassis' own roots (the ports bound here, its
     gateway ports, the router pinned here) through the rows received, to the least fixed
@@ -248,7 +243,7 @@ def nb(
         "NAT": _by_uuid(nats) or NOTHING,
         "Load_Balancer": _by_uuid(lbs) or NOTHING,
         "Load_Balancer_Group": _by_uuid(lb_groups) or NOTHING,
-        LRSR: NOT_OURS if statics else _by_uuid(_routes_of(t, static_routers)) or NOTHING,
+        LRSR: NOT_OURS if statics or static_routers else NOTHING,
     }
     # every switch received outside the share: a probe's, or one on its way out (a probe
     # dropped): the reader makes no switch of either

@@ -52,7 +52,6 @@ from ovn_frr.ovn.views import (
     lrp_view,
     lsp_view,
     nat_view,
-    refs,
     router_view,
     switch_view,
 )
@@ -61,15 +60,7 @@ log = logging.getLogger(__name__)
 V = TypeVar("V")
 
 NB_TABLES = {
-    "Logical_Router": [
-        "name",
-        "options",
-        "ports",
-        "nat",
-        "load_balancer",
-        "load_balancer_group",
-        "static_routes",
-    ],
+    "Logical_Router": ["name", "options", "ports", "nat", "load_balancer", "load_balancer_group"],
     "Logical_Router_Port": [
         "name",
         "networks",
@@ -236,14 +227,13 @@ class _Rows:
 
 def read_nb(
     nb_idl: Any, chassis: str, bound: frozenset[str], views: RowViews | None = None,
-    probed: frozenset[str] = frozenset(), static_routers: frozenset[str] = frozenset(),
+    probed: frozenset[str] = frozenset(),
 ) -> tuple[OvnState, tuple[StaticRow, ...]]:  # fmt: skip
-    """The state (its static routes only those of ``static_routers``, by name) and the
-    foreign static rows (call with the IDL quiescent). ``bound``: logical ports bound on this
-    chassis; ``views``: what was made of each row, kept until it changes
-    (:class:`~ovn_frr.ovn.views.RowViews`, synced by the caller; default: made anew);
-    ``probed``: switches read only for whether they have a localnet port
-    (:func:`ovn_frr.ovn.conditions.nb`)."""
+    """The state (its static routes still without routers) and the foreign static rows (call
+    with the IDL quiescent). ``bound``: logical ports bound on this chassis; ``views``: what
+    was made of each row, kept until it changes (:class:`~ovn_frr.ovn.views.RowViews`, synced
+    by the caller; default: made anew); ``probed``: switches read only for whether they
+    have a localnet port (:func:`ovn_frr.ovn.conditions.nb`)."""
     t = nb_idl.tables
     rows = _Rows(nb_idl, views or RowViews())
     problems: list[str] = []
@@ -265,10 +255,6 @@ def read_nb(
     )
     state = OvnState(tuple(sorted(routers, key=lambda r: r.name)), switches,
                      read_problems=tuple(problems), gateway_localnet=localnet)  # fmt: skip
-    if static_routers:
-        known = {str(u): lr.name for lr in t["Logical_Router"].rows.values()
-                 if lr.name in static_routers for u in refs(lr, "static_routes")}  # fmt: skip
-        state = with_statics(state, [r for r in statics if r.uuid in known], known)
     return state, statics
 
 
@@ -320,7 +306,8 @@ class OvnReader:
         static_routers: frozenset[str] = frozenset(),
     ) -> None:
         #: switches read by name whether or not a port on them is bound here, and routers
-        #: whose static routes are read (ovn-kubernetes' node switches and gateway routers)
+        #: whose static routes are needed (ovn-kubernetes' node switches and gateway routers:
+        #: the foreign static routes are then read, as for a router announcing ``static``)
         self.switch_names = switch_names
         self.static_routers = static_routers
         self.nb = nb
@@ -400,21 +387,20 @@ class OvnReader:
             pending = self.nb.set_conditions(conds)
             if (pending or sb_pending) and not anyway:
                 return None
-            return read_nb(idl, self.chassis, bound, self._views, probed, self.static_routers)
+            return read_nb(idl, self.chassis, bound, self._views, probed)
 
         return self.nb.read(nb)
 
     def _with_statics(self, state: OvnState, rows: tuple[StaticRow, ...]) -> OvnState:
-        if not redistributes_static(state):
+        if not (self.static_routers or redistributes_static(state)):
             self._asked = None
-            return state  # with the static routes of the routers read by name, if any
-        known = {s.uuid: s.router for s in state.statics}
-        uuids = frozenset(r.uuid for r in rows if r.uuid not in known)
+            return state
+        uuids = frozenset(r.uuid for r in rows)
         if uuids != self._asked or self.clock() >= self._ask_at:
             self._router_of = routers_of(self._client, sorted(uuids))
             self._asked = uuids
             self._ask_at = self.clock() + self.ask_every
-        return with_statics(state, rows, {**self._router_of, **known})
+        return with_statics(state, rows, self._router_of)
 
     def close(self) -> None:
         for db in (self.nb, self.sb):
