@@ -8,8 +8,9 @@ import ipaddress
 import pytest
 
 from ovn_frr import config
-from ovn_frr.config.convert import ovnk_intent
+from ovn_frr.config.convert import frr_settings, ovnk_intent
 from ovn_frr.core.advertise import announcements
+from ovn_frr.core.frr_model import desired_frr
 from ovn_frr.core.importer import learning_routers
 from ovn_frr.core.model import ImportPolicy
 from ovn_frr.core.ovn import (
@@ -22,6 +23,7 @@ from ovn_frr.core.ovn import (
     owned_prefixes_by_vrf,
 )
 from ovn_frr.core.ovnk import NetworkIntent, OvnkIntent, apply, network_name, object_prefix
+from ovn_frr.frr.render import render_bgp
 
 ip = ipaddress.ip_address
 net = ipaddress.ip_network
@@ -250,3 +252,31 @@ def test_an_ipv6_prefix_without_its_length_is_a_problem() -> None:
     out = apply(state, intent(NetworkIntent("default", "", pod_network=True)))
     assert announced(out) == {("", "10.244.1.0/24")}
     assert "no router port on it has ipv6_prefix fd00:99::'s length" in "\n".join(out.problems())
+
+
+def test_a_user_defined_network_with_another_target_vrf_imports_it() -> None:
+    """As ovn-kubernetes' FRRConfiguration: the network's own VRF imports the target VRF (its
+    host VRF, local gateway mode's way out, has the routes); not for auto, not for the default
+    network, not for a network whose VRF name is unknown."""
+    cfg = config.parse(
+        BASE
+        + """
+[[ovn_kubernetes.route_advertisements]]
+networks = ["default", "blue", "ns1/green", "red"]
+advertisements = ["PodNetwork"]
+[[ovn_kubernetes.route_advertisements]]
+networks = ["gold"]
+advertisements = ["PodNetwork"]
+target_vrf = "auto"
+[ovn_kubernetes.vrfs]
+"ns1/green" = "mp7-udn-vrf"
+"""
+    )
+    settings = frr_settings(cfg)
+    assert settings.leaks == {"blue": ("default",), "mp7-udn-vrf": ("default",),
+                              "red": ("default",)}  # fmt: skip
+    blue = next(b for b in desired_frr(settings).bgp if b.vrf == "blue")
+    text = render_bgp(blue)
+    assert "router bgp 64512 vrf blue\n" in text
+    assert " address-family ipv4 unicast\n  import vrf default\n exit-address-family" in text
+    assert " address-family ipv6 unicast\n  import vrf default\n exit-address-family" in text

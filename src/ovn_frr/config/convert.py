@@ -62,7 +62,30 @@ def frr_settings(cfg: NodeConfig, coalescing_safe: bool = True) -> FrrSettings:
         evpn_settings(cfg),
         {name: v.l3vni for name, v in sorted(cfg.vrfs.items()) if v.l3vni is not None},
         None if coalescing_safe else 0,
+        ovnk_leaks(cfg),
     )  # fmt: skip
+
+
+def ovnk_leaks(cfg: NodeConfig) -> dict[str, tuple[str, ...]]:
+    """What ovn-kubernetes' FRRConfiguration leaks for a RouteAdvertisements whose targetVRF is
+    not ``auto``: each selected user-defined network's own VRF imports the target VRF, so the
+    host's VRF of the network (its pods' way out in local gateway mode) has the routes its
+    gateway router imports (routeadvertisements/controller.go generateFRRConfiguration). A
+    network whose VRF name needs its ID and is not in ``ovn_kubernetes.vrfs`` is left out."""
+    ovnk = cfg.ovn_kubernetes
+    if ovnk is None:
+        return {}
+    out: dict[str, list[str]] = {}
+    for ra in ovnk.route_advertisements:
+        if ra.target_vrf == "auto":
+            continue
+        for name in ra.networks:
+            own = ovnk.vrfs.get(name, auto_vrf(name))
+            if name == "default" or not own or own == ra.target_vrf:
+                continue
+            if ra.target_vrf not in out.setdefault(own, []):
+                out[own].append(ra.target_vrf)
+    return {vrf: tuple(froms) for vrf, froms in sorted(out.items())}
 
 
 def evpn_uses(cfg: NodeConfig) -> bool:

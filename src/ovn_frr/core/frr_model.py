@@ -93,6 +93,9 @@ class FrrSettings:
     l3vnis: Mapping[str, int] = field(default_factory=dict)
     #: ``coalesce-time`` of ovn-frr's BGP instances (ms; None: FRR's default, not rendered)
     coalesce_ms: int | None = None
+    #: VRF route leaking: VRF name -> the VRFs whose routes its instance imports (``import
+    #: vrf NAME``; "default" the default VRF)
+    leaks: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 # --- the FRR config ovn-frr wants ---------------------------------------------------------------
@@ -187,6 +190,8 @@ class BgpInstance:
     l3vni: int | None = None
     #: ``coalesce-time`` (ms; None: FRR's default)
     coalesce_ms: int | None = None
+    #: the VRFs whose routes it imports (``import vrf NAME`` in each unicast family)
+    imports: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,7 +297,7 @@ def desired_frr(
     networks = networks or {}
     hops: set[Address] = set()
     vrfs = sorted({nb.vrf for nb in cfg.neighbors} | set(networks) | set(cfg.l3vnis)
-                  | ({""} if cfg.evpn is not None else set()))  # fmt: skip
+                  | set(cfg.leaks) | ({""} if cfg.evpn is not None else set()))  # fmt: skip
     lists: list[PrefixList] = []
     maps: list[RouteMap] = []
     instances = []
@@ -353,6 +358,7 @@ def desired_frr(
                 origins,
                 cfg.l3vnis.get(vrf) if vrf else None,
                 cfg.coalesce_ms,
+                cfg.leaks.get(vrf, ()),
             )
         )
     lists = list({pl.name: pl for pl in lists}.values())  # shared lists appear once

@@ -192,10 +192,11 @@ def render_bgp(b: BgpInstance) -> str:
     for afi in ("ipv4", "ipv6"):
         members = [n for n in b.neighbors if afi in n.afis]
         nets = b.networks.get(afi, ())
-        if not members and not nets:
+        if not members and not nets and not b.imports:
             continue
         lines.append(f" address-family {afi} unicast")
         lines += [f"  network {p} route-map {b.origin_maps.get(p, b.origin_map)}" for p in nets]
+        lines += [f"  import vrf {v}" for v in b.imports]
         for n in members:
             lines += [
                 f"  neighbor {n.address} activate",

@@ -16,7 +16,7 @@ import pytest
 from ovn_frr.lab import Lab, LabSpec, LinkSpec, NodeSpec, PeerSpec, wait_for
 from ovn_frr.lab.agent import AgentProcess, neighbors_config
 from ovn_frr.lab.ovnk import ovnk_cluster
-from ovn_frr.lab.proc import LabTimeout
+from ovn_frr.lab.proc import LabTimeout, run
 from tests.e2e.conftest import FAST_SYNC
 
 SPEC = LabSpec(
@@ -91,3 +91,50 @@ def test_each_networks_pods_are_announced_in_its_own_vrf(lab: tuple[Lab, AgentPr
              timeout=120, what="each node subnet in its VRF at tor1")  # fmt: skip
     assert "10.100.1.0/24" not in at_tor("")
     assert "10.244.1.0/24" not in at_tor("blue")
+
+
+LEAK_SPEC = LabSpec(
+    nodes=(NodeSpec("node1", bgp=False),),
+    peers=(PeerSpec("tor1", 65001),),
+    links=(LinkSpec("node1", "tor1"),),
+)
+LEAK_CONFIG = """
+[ovn_kubernetes]
+node = "node1"
+gateway_mode = "local"
+[[ovn_kubernetes.route_advertisements]]
+networks = ["default", "blue"]
+advertisements = ["PodNetwork"]
+"""
+
+
+def test_a_target_vrf_fills_the_networks_own_vrf_too() -> None:
+    """``target_vrf = "default"`` with blue's VRF in the kernel (ovn-kubernetes makes it for
+    the network's management port): blue's gateway router imports from the default VRF's
+    table, and blue's VRF imports the default VRF (the host's way out for blue's pods in local
+    gateway mode), as ovn-kubernetes' FRRConfiguration has it."""
+    with Lab(LEAK_SPEC) as lab:
+        ovnk_cluster(lab, "local")
+        run(["ip", "link", "add", "blue", "type", "vrf", "table", "1010"], netns=lab.netns("node1"))
+        run(["ip", "link", "set", "blue", "up"], netns=lab.netns("node1"))
+        agent = AgentProcess.start(lab, "node1", neighbors_config(lab, "node1") + FAST_SYNC
+                                   + LEAK_CONFIG)  # fmt: skip
+        try:
+            lab.announcer("tor1").announce(DEFAULT_ROUTES)
+            hop = str(lab.link("node1", "tor1").peer_v4)
+            want = {p: {hop} for p in DEFAULT_ROUTES}
+            for router in ("GR_node1", "GR_cluster_udn_blue_node1"):
+                wait_for(lambda r=router: owned(lab, r) == want, timeout=120,  # type: ignore[misc]
+                         what=f"{router}'s routes")  # fmt: skip
+
+            def in_blue() -> str:
+                return run(["ip", "route", "show", "vrf", "blue"], netns=lab.netns("node1"))
+
+            wait_for(lambda: all(p in in_blue() for p in DEFAULT_ROUTES), timeout=120,
+                     what="the default VRF's routes in blue's kernel VRF")  # fmt: skip
+            assert "import vrf default" in lab.frr["node1"].vtysh.running_config()
+            # nothing is imported twice: blue's table is no router's
+            tables = {x["router"]: x["table"] for x in agent.status()["imported"]["routers"]}
+            assert tables == {"GR_node1": 254, "GR_cluster_udn_blue_node1": 254}
+        finally:
+            agent.stop()
