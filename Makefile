@@ -1,14 +1,15 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: setup test test-here test-deb13 unit lint demo clean-labs
+.PHONY: setup test test-here test-deb13 test-sid unit lint demo clean-labs
 
 setup:
 	bash scripts/setup.sh
 
 # The test command (README, CI): set up, lint, type-check, run every tier on this machine's
-# stack, then again inside a Debian 13 root (FRR 10.3, OVN 25.03, OVS 3.5; scripts/deb13.sh).
-test: setup lint test-here test-deb13
+# stack, then again inside a Debian 13 root (FRR 10.3, OVN 25.03, OVS 3.5; scripts/deb13.sh)
+# and a Debian sid root (FRR 10.7, OVN 26.03, OVS 4.0; scripts/root.sh sid).
+test: setup lint test-here test-deb13 test-sid
 
 # pytest exit 5 (nothing collected) means broken test wiring: a failure, said plainly.
 test-here: setup
@@ -17,6 +18,9 @@ test-here: setup
 
 test-deb13:
 	bash scripts/deb13.sh
+
+test-sid:
+	bash scripts/root.sh sid
 
 unit: setup
 	$(PY) -m pytest -q tests/unit

@@ -29,8 +29,11 @@ PACKAGES=(frr frr-pythontools ovn-central ovn-host openvswitch-switch iproute2 p
           user-mode-linux gcc libc6-dev bird2)
 case $SUITE in
     trixie) STACK=debian-13; APTOPT=() ;;
-    # sid's Release file may have expired on a frozen mirror: signatures are still checked
-    sid) STACK=debian-sid; APTOPT=(--aptopt='Acquire::Check-Valid-Until "false"') ;;
+    # sid's Release file may have expired on a frozen mirror: signatures are still checked;
+    # `mount` (util-linux) is no longer pulled in by the others there (the lab's FRR wrapper
+    # and the User-Mode Linux guest's init use it)
+    sid) STACK=debian-sid; APTOPT=(--aptopt='Acquire::Check-Valid-Until "false"')
+         PACKAGES+=(mount) ;;
     *) printf 'root: unknown suite %s (trixie, sid)\n' "$SUITE" >&2; exit 2 ;;
 esac
 cache=${OVN_FRR_DEB13_CACHE:-/var/cache/ovn-frr}

@@ -12,8 +12,14 @@ import pytest
 from ovn_frr.lab import wait_for
 from ovn_frr.lab.evpn import HOST1, SWITCH, VM1, VM2, VNI, EvpnLab
 from ovn_frr.lab.proc import read_pid, run
+from ovn_frr.versions import detect
 
 NODE1, NODE2 = "192.0.2.1", "192.0.2.2"
+pytestmark = pytest.mark.skipif(
+    detect().ovn_native_evpn,
+    reason="OVN >= 25.09 does EVPN L2 itself (ovn-frr builds its data path for older OVN); "
+    "the host side for OVN's own EVPN is issue 32",
+)
 
 
 @pytest.fixture(scope="module")

@@ -30,6 +30,9 @@ def test_config_errors() -> None:
         "% Unknown command: show bgp nothing"
     ]
     assert config_errors("line vty\n exec-timeout 0\n") == []  # running-config is not an error
+    # FRR 10.7's mgmtd: a commit that succeeded with a note (mgmt_vty_frontend.c)
+    notes = "No changes found to be committed!\n% Configuration applied with notes:\n"
+    assert config_errors(notes) == []
 
 
 def test_a_rejected_batch_reports_the_daemons_words_first() -> None:

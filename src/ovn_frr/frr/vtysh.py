@@ -59,6 +59,9 @@ LOCK_POLL_S = 0.2
 REFUSED = re.compile(r"Failure to communicate\[\d+\] to (\S+), line:")
 #: vtysh -f's own end marker, rejected by zebra whenever a batch failed: noise
 NOISE = "XFRR_end_configuration"
+#: mgmtd (seen with FRR 10.7) on a commit that succeeded with something to say, e.g. "No
+#: changes found to be committed!" when a batch's part for a mgmtd daemon was in force: applied
+APPLIED_WITH_NOTES = "% Configuration applied with notes"
 
 
 def config_errors(output: str) -> list[str]:
@@ -68,6 +71,8 @@ def config_errors(output: str) -> list[str]:
     errors = []
     for line in output.splitlines():
         text = line.strip()
+        if text.startswith(APPLIED_WITH_NOTES):
+            continue
         if (text.startswith("%") or LINE_ERROR.match(text)) and NOISE not in text:
             errors.append(text)
     return errors
