@@ -54,6 +54,16 @@ def _load_or_exit(path: str) -> config.NodeConfig:
         sys.exit(1)
 
 
+#: ovn-kubernetes' gateway mode, for ``demo`` and ``lab up`` with ``--topology ovn-kubernetes``
+GATEWAY_MODE = click.option(
+    "--gateway-mode",
+    type=click.Choice(["shared", "local"]),
+    default="shared",
+    show_default=True,
+    help="ovn-kubernetes' gateway mode (--topology ovn-kubernetes).",
+)
+
+
 @click.group()
 @click.version_option(__version__, prog_name="ovn-frr")
 @click.option("-v", "--verbose", count=True, help="More logging (-v info, -vv debug).")
@@ -209,13 +219,7 @@ def trace(prefix: str, socket_path: str | None, config_file: str | None, as_json
     "ovn-kubernetes: the NB as ovn-kubernetes writes it, on two nodes, with an "
     "[ovn_kubernetes] section in each node's config (docs/openshift.md).",
 )
-@click.option(
-    "--gateway-mode",
-    type=click.Choice(["shared", "local"]),
-    default="shared",
-    show_default=True,
-    help="ovn-kubernetes' gateway mode (--topology ovn-kubernetes).",
-)
+@GATEWAY_MODE
 def demo(
     name: str, duration: float | None, check: bool, timeout: float, topology: str,
     gateway_mode: str,
@@ -295,13 +299,7 @@ def lab(ctx: click.Context, base: Path) -> None:
     "ovn-kubernetes writes it "
     "(default network, a Layer3 and a Layer2 user-defined network; docs/openshift.md).",
 )
-@click.option(
-    "--gateway-mode",
-    type=click.Choice(["shared", "local"]),
-    default="shared",
-    show_default=True,
-    help="ovn-kubernetes' gateway mode (--topology ovn-kubernetes).",
-)
+@GATEWAY_MODE
 @click.option("--hold", is_flag=True, help="Stay in the foreground; tear down on Ctrl-C.")
 @click.option(
     "--cluster",

@@ -51,10 +51,7 @@ class OvnkLab:
 
     def rows(self, router: str, node: str) -> dict[str, set[str]]:
         assert self.lab.ovn is not None
-        out: dict[str, set[str]] = {}
-        for prefix, nexthop, _port in self.lab.ovn.owned_rows(router, node):
-            out.setdefault(prefix, set()).add(nexthop)
-        return out
+        return self.lab.ovn.owned_routes(router, node)
 
     def expected(self, node: str, eips: set[str]) -> set[str]:
         return {*self.nodes[node].subnets.values(), *(f"{ip}/32" for ip in eips)}

@@ -52,10 +52,7 @@ def lab() -> Iterator[tuple[Lab, AgentProcess]]:
 
 def owned(lab: Lab, router: str) -> dict[str, set[str]]:
     assert lab.ovn is not None
-    out: dict[str, set[str]] = {}
-    for prefix, nexthop, _port in lab.ovn.owned_rows(router, "node1"):
-        out.setdefault(prefix, set()).add(nexthop)
-    return out
+    return lab.ovn.owned_routes(router, "node1")
 
 
 def test_each_networks_routes_come_from_its_own_vrf(lab: tuple[Lab, AgentProcess]) -> None:
