@@ -23,7 +23,7 @@ from ovn_frr.config.schema import (
     PrefixFilter,
 )
 from ovn_frr.config.types import parse_asn
-from ovn_frr.core.ovnk import auto_vrf
+from ovn_frr.core.ovnk import target_vrf
 
 Problem = tuple[str, str]
 M = TypeVar("M", OvnConfig, ImportConfig, Neighbor, EvpnConfig)
@@ -54,15 +54,12 @@ def _check_ovnk(ovnk: OvnKubernetesConfig) -> Iterator[Problem]:
             yield f"{path}.advertisements", ("EgressIP cannot be advertised with target_vrf "
                                              "'auto' (ovn-kubernetes refuses it)")  # fmt: skip
         for net in ra.networks:
-            if ra.target_vrf == "auto":
-                vrf = ovnk.vrfs.get(net, auto_vrf(net))
-                if vrf is None:
-                    yield f"{path}.networks", (f"{net}: target_vrf 'auto' needs its VRF in "
-                                               "ovn_kubernetes.vrfs (ovn-kubernetes names it "
-                                               "mp<network ID>-udn-vrf)")  # fmt: skip
-                    continue
-            else:
-                vrf = "" if ra.target_vrf == "default" else ra.target_vrf
+            vrf = target_vrf(ra.target_vrf, net, ovnk.vrfs)
+            if vrf is None:
+                yield f"{path}.networks", (f"{net}: target_vrf 'auto' needs its VRF in "
+                                           "ovn_kubernetes.vrfs (ovn-kubernetes names it "
+                                           "mp<network ID>-udn-vrf)")  # fmt: skip
+                continue
             if net in target and target[net] != vrf:
                 yield f"{path}.networks", (f"{net} is also selected for VRF "
                                            f"{target[net] or 'default'!r}")  # fmt: skip

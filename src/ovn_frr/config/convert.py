@@ -16,7 +16,7 @@ from ovn_frr.core.frr_model import (
     VniOverride,
 )
 from ovn_frr.core.model import PROTOCOLS, ImportPolicy
-from ovn_frr.core.ovnk import NetworkIntent, OvnkIntent, auto_vrf
+from ovn_frr.core.ovnk import NetworkIntent, OvnkIntent, own_vrf, target_vrf
 from ovn_frr.core.vrf import VrfConfig
 
 
@@ -80,8 +80,8 @@ def ovnk_leaks(cfg: NodeConfig) -> dict[str, tuple[str, ...]]:
         if ra.target_vrf == "auto":
             continue
         for name in ra.networks:
-            own = ovnk.vrfs.get(name, auto_vrf(name))
-            if name == "default" or not own or own == ra.target_vrf:
+            own = own_vrf(name, ovnk.vrfs)
+            if not own or own == ra.target_vrf:  # the default network's is "", too
                 continue
             if ra.target_vrf not in out.setdefault(own, []):
                 out[own].append(ra.target_vrf)
@@ -151,10 +151,8 @@ def ovnk_intent(cfg: NodeConfig, hostname: str) -> OvnkIntent | None:
     nets: dict[str, NetworkIntent] = {}
     for ra in ovnk.route_advertisements:
         for name in ra.networks:
-            if ra.target_vrf == "auto":
-                vrf = ovnk.vrfs.get(name, auto_vrf(name)) or ""
-            else:
-                vrf = "" if ra.target_vrf == "default" else ra.target_vrf
+            # never None: the config checks refuse an ``auto`` whose VRF is not known
+            vrf = target_vrf(ra.target_vrf, name, ovnk.vrfs) or ""
             old = nets.get(name, NetworkIntent(name, vrf))
             nets[name] = replace(
                 old,

@@ -34,7 +34,7 @@ needs the network's ID, which is not in NB).
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
 from ovn_frr.core.model import Network
@@ -79,15 +79,26 @@ def object_prefix(network: str) -> str:
     return network.replace("-", ".").replace("/", ".") + "_"
 
 
-def auto_vrf(name: str) -> str | None:
-    """util.GetNetworkVRFName as far as NB-free knowledge goes: the default VRF ("") for the
-    default network, a ClusterUserDefinedNetwork's name when it fits a device name; None when
-    it needs the network's ID (``mp<ID>-udn-vrf``)."""
+def own_vrf(name: str, vrfs: Mapping[str, str]) -> str | None:
+    """A network's own VRF ("" the default VRF), util.GetNetworkVRFName as far as NB-free
+    knowledge goes: the default VRF for the default network, the node config's
+    ``ovn_kubernetes.vrfs`` entry, a ClusterUserDefinedNetwork's name when it fits a device
+    name; None when it needs the network's ID (``mp<ID>-udn-vrf``) and the config lacks it."""
     if name == "default":
         return ""
+    if name in vrfs:
+        return vrfs[name]
     if "/" not in name and len(name) <= 15:
         return name
     return None
+
+
+def target_vrf(target: str, name: str, vrfs: Mapping[str, str]) -> str | None:
+    """The VRF a RouteAdvertisements' ``target_vrf`` puts network ``name`` in ("" the default
+    VRF; None: ``auto`` and the network's own VRF is not known)."""
+    if target == "auto":
+        return own_vrf(name, vrfs)
+    return "" if target == "default" else target
 
 
 @dataclass(frozen=True, slots=True)
