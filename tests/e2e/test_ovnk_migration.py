@@ -97,12 +97,18 @@ def test_from_frr_k8s_and_route_import_to_ovn_frr_without_a_gap() -> None:
                 return rows.get("GR_node1") == len(TOR_PREFIXES) and announced == NODE_PREFIXES
 
             wait_for(took_over, timeout=60, what="ovn-frr's rows and announcements")
-            time.sleep(2)  # FRR has applied what status says
+            # FRR has ovn-frr's network lines (frr-k8s' lines, taken over with its route map)
+            wait_for(lambda: all(f"network {p} route-map ovnfrr-origin" in
+                                 lab.frr["node1"].vtysh.running_config()
+                                 for p in NODE_PREFIXES),
+                     timeout=30, what="ovn-frr's network lines in FRR")  # fmt: skip
             # step 2: ovn-kubernetes' route import off: its rows go
             for uuid in nb("--bare", "--columns=_uuid", "find", "Logical_Router_Static_Route",
                            f"external_ids:{ROUTE_IMPORT}").split():  # fmt: skip
                 nb("remove", "Logical_Router", "GR_node1", "static_routes", uuid)
-            time.sleep(3)
+            # sampled for a while after they went
+            after = sampler.samples + 100
+            wait_for(lambda: sampler.samples >= after, timeout=60, what="100 samples after")
         finally:
             sampler.stop.set()
             sampler.join()

@@ -86,8 +86,8 @@ class SelfRoutes:
                         "zebra read back from the kernel and kept (an unclean FRR restart, "
                         "zebra without -K); they are imported like any BGP route (docs/frr.md)",
                         len(found), ",".join(found[:3]))  # fmt: skip
-        elif self.found and not found:
-            log.info("zebra_stale_routes count=0 (gone)")
+        elif not found:  # once per replay: the check ran and found none (again)
+            log.info("zebra_stale_routes count=0%s", " (gone)" if self.found else "")
         self.found, self.note = found, ""
         if found:  # until they are gone
             self.due = self.clock() + self.again_s

@@ -10,6 +10,7 @@ reaches the ToR in its own VRF only."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 
@@ -24,15 +25,18 @@ SPEC = LabSpec(
     peers=(PeerSpec("tor1", 65001),),
     links=(LinkSpec("node1", "tor1"), LinkSpec("node1", "tor1", vrf="blue")),
 )
-CONFIG = """
-[ovn_kubernetes]
-node = "node1"
-gateway_mode = "local"
-[[ovn_kubernetes.route_advertisements]]
-networks = ["default", "blue"]
-advertisements = ["PodNetwork"]
-target_vrf = "auto"
-"""
+
+
+def ovnk_config(target_vrf: str) -> str:
+    """node1's RouteAdvertisements: both networks' pods, in ``target_vrf``."""
+    return (
+        '[ovn_kubernetes]\nnode = "node1"\ngateway_mode = "local"\n'
+        "[[ovn_kubernetes.route_advertisements]]\n"
+        'networks = ["default", "blue"]\nadvertisements = ["PodNetwork"]\n'
+        f'target_vrf = "{target_vrf}"\n'
+    )
+
+
 DEFAULT_ROUTES, BLUE_ROUTES = ["203.0.113.0/24"], ["198.51.100.0/24"]
 
 
@@ -40,7 +44,7 @@ DEFAULT_ROUTES, BLUE_ROUTES = ["203.0.113.0/24"], ["198.51.100.0/24"]
 def lab() -> Iterator[tuple[Lab, AgentProcess]]:
     with Lab(SPEC) as lab:
         ovnk_cluster(lab, "local", uplinks={"cluster_udn_blue": "blue"})
-        config = neighbors_config(lab, "node1") + FAST_SYNC + CONFIG
+        config = neighbors_config(lab, "node1") + FAST_SYNC + ovnk_config("auto")
         agent = AgentProcess.start(lab, "node1", config)
         try:
             lab.frr["tor1"].wait_established([str(lab.link("tor1", "node1", "blue").peer_v4)],
@@ -90,19 +94,8 @@ def test_each_networks_pods_are_announced_in_its_own_vrf(lab: tuple[Lab, AgentPr
     assert "10.244.1.0/24" not in at_tor("blue")
 
 
-LEAK_SPEC = LabSpec(
-    nodes=(NodeSpec("node1", bgp=False),),
-    peers=(PeerSpec("tor1", 65001),),
-    links=(LinkSpec("node1", "tor1"),),
-)
-LEAK_CONFIG = """
-[ovn_kubernetes]
-node = "node1"
-gateway_mode = "local"
-[[ovn_kubernetes.route_advertisements]]
-networks = ["default", "blue"]
-advertisements = ["PodNetwork"]
-"""
+#: node1 on one uplink (the default VRF)
+LEAK_SPEC = replace(SPEC, links=SPEC.links[:1])
 
 
 def test_a_target_vrf_fills_the_networks_own_vrf_too() -> None:
@@ -115,7 +108,7 @@ def test_a_target_vrf_fills_the_networks_own_vrf_too() -> None:
         run(["ip", "link", "add", "blue", "type", "vrf", "table", "1010"], netns=lab.netns("node1"))
         run(["ip", "link", "set", "blue", "up"], netns=lab.netns("node1"))
         agent = AgentProcess.start(lab, "node1", neighbors_config(lab, "node1") + FAST_SYNC
-                                   + LEAK_CONFIG)  # fmt: skip
+                                   + ovnk_config("default"))  # fmt: skip
         try:
             lab.announcer("tor1").announce(DEFAULT_ROUTES)
             hop = str(lab.link("node1", "tor1").peer_v4)
