@@ -58,6 +58,7 @@ from ovn_frr.report import AgentInfo, samples, status_doc, trace_doc
 from ovn_frr.status import Metrics, MetricsServer, StatusServer
 from ovn_frr.versions import Versions, detect
 from ovn_frr.vswitch.bridges import LocalOvs
+from ovn_frr.vswitch.controller import OvnController
 
 log = logging.getLogger(__name__)
 
@@ -140,9 +141,12 @@ class Agent:
             evpn := EvpnReconciler(EvpnSettings(evpn_uses(cfg), str(vtep_ip(cfg)),
                                                 cfg.evpn.udp_port, cfg.evpn.mtu,
                                                 cfg.evpn.check_ms / 1000,
-                                                self.versions.ovn_native_evpn),
+                                                self.versions.ovn_native_evpn,
+                                                cfg.evpn.control_udp_port,
+                                                self.versions.ovn_evpn_names_required),
                                    state, KernelEvpn(), LocalOvs(cfg.ovs.db, cfg.ovs.rundir),
-                                   LocalnetWriter(nb.remote, LOCALNET_OWNER), clock),
+                                   LocalnetWriter(nb.remote, LOCALNET_OWNER), clock,
+                                   controller=OvnController(cfg.ovs.ovn_rundir)),
             evpn.answers,
             VrfReconciler(vrf_config(cfg), state, KernelVrfs(), vrf_tables, clock=clock,
                           networks=networks, type5=type5),

@@ -99,6 +99,12 @@ class Versions:
         return self.ovn is not None and self.ovn >= Version(25, 9)
 
     @property
+    def ovn_evpn_names_required(self) -> bool:
+        """OVN 26.03+ reads an EVPN switch's device names from its dynamic-routing-*-ifname
+        options only (25.09 hard-codes br-N, vxlan-N, lo-N; ``controller/neighbor.c``)."""
+        return self.ovn is not None and self.ovn >= Version(26, 3)
+
+    @property
     def ovn_native_dynamic_routing(self) -> bool:
         """OVN 25.03+ understands the dynamic-routing options itself."""
         return self.ovn is not None and self.ovn >= Version(25, 3)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
@@ -32,22 +31,11 @@ def ev(newer_frr_root: str) -> Iterator[EvpnLab]:
         lab.wait_remote("vtep1", VM1.mac, NODE1)
         lab.wait_remote("vtep1", VM2.mac, NODE2)
         lab.wait_remote("node1", HOST1.mac, "192.0.2.102")
-        wait_for(lambda: _vni(lab, "node1").get("wired") and _vni(lab, "node2").get("wired"),
+        wait_for(lambda: all(lab.vni_status(n).get("wired") for n in ("node1", "node2")),
                  timeout=30, what="both chassis wired")  # fmt: skip
         yield lab
     finally:
         lab.down()
-
-
-def _status(lab: EvpnLab, node: str) -> dict[str, Any]:
-    return lab.agents[node].status()
-
-
-def _vni(lab: EvpnLab, node: str) -> dict[str, Any]:
-    for v in _status(lab, node).get("evpn", {}).get("vnis", []):
-        if v["vni"] == VNI:
-            return dict(v)
-    return {}
 
 
 def _updates_at(lab: EvpnLab, member: str) -> int:
@@ -75,7 +63,7 @@ def test_type2_and_type3_both_ways_and_ping(ev: EvpnLab) -> None:
     # OVN ports on two chassis, across the switch (through the fabric: the switch's localnet)
     assert ev.ping("vm1", VM2.ip, count=2)
     assert ev.ping("vm2", VM1.ip, count=2)
-    st = _vni(ev, "node1")
+    st = ev.vni_status("node1")
     assert st["switch"] == SWITCH and st["local"][0]["mac"] == VM1.mac
     assert sorted(st["vteps"]) == ["192.0.2.102", NODE2]
     assert {x["ip"] for x in st["remote_ips"]} >= {HOST1.ip, HOST1.ip6}
@@ -129,11 +117,11 @@ def test_bad_vni_is_a_problem_naming_the_switch(ev: EvpnLab) -> None:
 
     def problem() -> bool:
         return any("switch ls-bad" in p and "dynamic-routing-vni" in p
-                   for p in _status(ev, "node1")["agent"]["problems"])  # fmt: skip
+                   for p in ev.status("node1")["agent"]["problems"])  # fmt: skip
 
     wait_for(problem, timeout=30, what="the bad VNI reported")
-    assert _status(ev, "node1")["evpn"]["intent_problems"]
-    assert _vni(ev, "node1")["wired"]  # the good switch is untouched
+    assert ev.status("node1")["evpn"]["intent_problems"]
+    assert ev.vni_status("node1")["wired"]  # the good switch is untouched
     node1.vsctl("del-port", "br-int", "bad1")
     ev.lab.ovn.nbctl("ls-del", "ls-bad")
     wait_for(lambda: not problem(), timeout=30, what="the problem cleared")
@@ -147,8 +135,8 @@ def test_a_vtep_that_withdraws_gets_no_more_bum(ev: EvpnLab) -> None:
     ns = ev.lab.netns("vtep1")
     run(["ip", "link", "set", f"vxlan-{VNI}", "down"], netns=ns)  # zebra withdraws its type-3
     wait_for(lambda: "192.0.2.102" not in vteps(), timeout=30, what="vtep1's type-3 withdrawn")
-    assert "192.0.2.102" not in _vni(ev, "node1")["vteps"] or wait_for(
-        lambda: "192.0.2.102" not in _vni(ev, "node1")["vteps"], timeout=10, what="status"
+    assert "192.0.2.102" not in ev.vni_status("node1")["vteps"] or wait_for(
+        lambda: "192.0.2.102" not in ev.vni_status("node1")["vteps"], timeout=10, what="status"
     )
     run(["ip", "link", "set", f"vxlan-{VNI}", "up"], netns=ns)
     wait_for(lambda: "192.0.2.102" in vteps(), timeout=30, what="vtep1's type-3 back")
@@ -159,7 +147,7 @@ def test_agent_restart_changes_nothing(ev: EvpnLab) -> None:
     updates = _updates_at(ev, "vtep1")
     ev.agents["node1"].kill()  # no clean-up of any kind
     agent = ev.start_agent("node1")
-    wait_for(lambda: _vni(ev, "node1").get("wired"), timeout=30, what="agent back")
+    wait_for(lambda: ev.vni_status("node1").get("wired"), timeout=30, what="agent back")
 
     def evpn_runs() -> int:
         return int(next(r["runs"] for r in agent.status()["reconcilers"] if r["name"] == "evpn"))
@@ -180,7 +168,7 @@ def test_frr_restart_withdraws_nothing(ev: EvpnLab) -> None:
     whose helper keeps unicast routes only, vtep1 sees them withdrawn and back ~4 s later.)"""
     version = re.search(r"FRRouting (\d+)\.(\d+)", ev.lab.frr["tor1"].vtysh.command("show version"))
     assert version is not None and (int(version[1]), int(version[2])) >= (10, 6), version
-    before = _status(ev, "node1")["evpn"]["entries_written"]
+    before = ev.status("node1")["evpn"]["entries_written"]
     node1 = str(ev.lab.link("tor1", "node1").peer_v4)
     session = ev.lab.frr["tor1"].graceful_restart(node1)
     assert (session["mode"], session["f_bit"]) == ("Restart", True), session
@@ -206,7 +194,7 @@ def test_frr_restart_withdraws_nothing(ev: EvpnLab) -> None:
 
     wait_for(delivered, timeout=30, what="tor1's updates to vtep1 delivered")
     assert ev.remote_vtep_of("vtep1", VM1.mac) == NODE1
-    assert _status(ev, "node1")["evpn"]["entries_written"] == before
+    assert ev.status("node1")["evpn"]["entries_written"] == before
     wait_for(lambda: ev.ping("host1", VM1.ip), timeout=30, what="ping after FRR restart")
     assert _updates_at(ev, "vtep1") == updates, "node1's type-2 were withdrawn or re-sent"
 
@@ -219,7 +207,7 @@ def test_bgpd_restarted_alone_gets_ovn_frrs_config_again(ev: EvpnLab) -> None:
     node = ev.lab.frr["node1"]
 
     def drift() -> int:
-        d = _status(ev, "node1")["frr"]["drift"]
+        d = ev.status("node1")["frr"]["drift"]
         return int(d["lines"]) if d else 0
 
     before, drifted = node.bgpd_policy(), drift()
@@ -242,7 +230,7 @@ def test_port_moves_to_node2_then_is_deleted(ev: EvpnLab) -> None:
     wait_for(lambda: ev.ping("host1", VM1.ip), timeout=30, what="ping to the moved port")
     # node1 has no port of the switch any more: the switch left its share of OVN, and with
     # it the VNI's devices there (they come back with the next port bound on node1)
-    wait_for(lambda: _vni(ev, "node1") == {}, timeout=30, what="VNI gone from node1")
+    wait_for(lambda: ev.vni_status("node1") == {}, timeout=30, what="VNI gone from node1")
     assert f"vxlan-{VNI}" not in run(["ip", "-br", "link"], netns=ev.lab.netns("node1"))
     assert ev.lab.ovn is not None
     ev.lab.ovn.nbctl("lsp-del", VM1.name)

@@ -165,6 +165,9 @@ class OvsConfig(_Model):
     db: OvsdbRemote = "unix:/run/openvswitch/db.sock"
     #: where ``ovs-ofctl`` finds the bridges' management sockets (``<rundir>/<bridge>.mgmt``)
     rundir: Annotated[str, Field(min_length=1)] = "/run/openvswitch"
+    #: where ovn-controller keeps its pid file and control socket (OVN_RUNDIR): OVN 25.09+'s
+    #: own EVPN state is read from it (``ovn-appctl evpn/*``)
+    ovn_rundir: Annotated[str, Field(min_length=1)] = "/run/ovn"
 
 
 class EvpnVni(_Model):
@@ -183,6 +186,9 @@ class EvpnConfig(_Model):
     #: None: bgp.router_id.
     local_ip: IPv4 | None = None
     udp_port: Annotated[int, Field(ge=1, le=65535)] = 4789
+    #: OVN 25.09+ carries EVPN in OVS itself (on ``udp_port``): the kernel VXLAN devices, which
+    #: exist for zebra alone, are bound to this port, one no VTEP sends to.
+    control_udp_port: Annotated[int, Field(ge=1, le=65535)] = 60000
     #: Announce local_ip/32 in ipv4 unicast to the neighbors (the underlay route to this VTEP).
     advertise_local_ip: bool = True
     #: MTU of the VXLAN device and the veth toward OVN (the underlay's MTU minus 50).

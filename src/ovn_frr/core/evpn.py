@@ -42,6 +42,7 @@ OPT_BRIDGE = "dynamic-routing-bridge-ifname"
 OPT_VXLAN = "dynamic-routing-vxlan-ifname"
 OPT_ADVERTISE_IF = "dynamic-routing-advertise-ifname"
 VNI_MAX = 16_777_215
+DEVICE_OPTIONS = (OPT_BRIDGE, OPT_VXLAN, OPT_ADVERTISE_IF)
 SWITCH_CLASSES = frozenset({"fdb", "ip"})
 #: the localnet port (and its network name) ovn-frr keeps on an EVPN switch
 LOCALNET = "ovnfrr-evpn-"
@@ -90,6 +91,9 @@ class EvpnSwitch:
     owners: Mapping[str, str] = field(default_factory=dict)
     #: the switch has ovn-frr's localnet port already
     localnet_present: bool = False
+    #: the device options the switch does not set (their defaults are OVN 25.09's names, which
+    #: OVN 26.03 no longer assumes: there a missing one leaves that device out)
+    unnamed: tuple[str, ...] = ()
 
     @property
     def network(self) -> str:
@@ -218,8 +222,9 @@ def evpn_intent(state: OvnState) -> EvpnIntent:
                 ips = tuple(addrs) if ip else ()
                 local[mac] = tuple(sorted(set(local.get(mac, ()) + ips), key=_addr_key))
                 owners.setdefault(mac, lsp.name)
+        unnamed = tuple(o for o in DEVICE_OPTIONS if not sw.other_config.get(o, "").strip())
         out.append(EvpnSwitch(vni, sw.name, sw.uuid, ip, dev, local, owners,
-                              _has_localnet(sw, vni)))  # fmt: skip
+                              _has_localnet(sw, vni), unnamed))  # fmt: skip
     return EvpnIntent(tuple(out), tuple(stale), tuple(problems))
 
 

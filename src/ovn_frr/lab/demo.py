@@ -69,8 +69,7 @@ class Demo:
         nb = lab.ovn.nbctl
         nb("set", "Logical_Router", topo.gr, 'options:dynamic-routing-redistribute="nat,static"')
         config = neighbors_config(lab, "node1", bfd_ms=100, skip=("vtep1",)) + FAST_SYNC
-        if self.evpn_on:
-            config += self._evpn()
+        config += self._evpn()
         self.agent = AgentProcess.start(lab, "node1", config)
         for tor, prefixes in TOR_PREFIXES.items():
             lab.announcer(tor).announce(prefixes)
@@ -85,24 +84,18 @@ class Demo:
         evpn.vtep_bgp(lab, "vtep1", str(link.peer_v4), None)
         evpn.host(lab, evpn.HOST1, "vtep1")
         lab.ovn.nbctl("ls-add", EVPN_SWITCH, "--", "set", "Logical_Switch", EVPN_SWITCH,
-                      f"other_config:dynamic-routing-vni={evpn.VNI}",
-                      "other_config:dynamic-routing-redistribute=fdb,ip")  # fmt: skip
+                      *evpn.switch_options(evpn.VNI, "fdb,ip"))  # fmt: skip
+        if lab.versions.ovn_native_evpn:  # OVS carries it: its userspace datapath tunnels
+            evpn.underlay_on_ovs(lab, "node1", "vtep1", loopback=False)  # from its own bridge
         evpn.vm(lab, EVPN_SWITCH, evpn.VM1, "node1")
         ovs = lab.rundir / "node1" / "ovs"
         return (f'[[bgp.neighbors]]\naddress = "{link.v4.ip}"\nremote_as = "internal"\n'
                 'address_families = ["l2vpn-evpn"]\nkeepalive = 3\nhold = 9\n'
                 f'[evpn]\nlocal_ip = "{link.peer_v4}"\nadvertise_local_ip = false\n'
-                f'[ovs]\ndb = "unix:{ovs}/conf.sock"\nrundir = "{ovs}"\n')  # fmt: skip
-
-    @property
-    def evpn_on(self) -> bool:
-        """The EVPN part runs where ovn-frr builds EVPN's data path: OVN before 25.09 (a later
-        OVN does EVPN itself, issue 32)."""
-        return not self.lab.versions.ovn_native_evpn
+                f'[ovs]\ndb = "unix:{ovs}/conf.sock"\nrundir = "{ovs}"\n'
+                f'ovn_rundir = "{ovs}"\n')  # fmt: skip
 
     def evpn_state(self) -> dict[str, Any]:
-        if not self.evpn_on:
-            return {}
         lab = self.lab
         return {
             "switch": EVPN_SWITCH,
@@ -113,8 +106,6 @@ class Demo:
         }
 
     def evpn_expected(self) -> dict[str, Any]:
-        if not self.evpn_on:
-            return {}
         link = self.lab.link("vtep1", "node1")
         return {"switch": EVPN_SWITCH, "vni": evpn.VNI, "vm1_at_vtep1": str(link.peer_v4),
                 "host1_at_node1": str(link.v4.ip), "ping_vm1_host1": True}  # fmt: skip

@@ -210,6 +210,53 @@ def echo_requests(lab: Lab, member: str) -> int:
     return int(values[head.index("InEchos")])
 
 
+def underlay_on_ovs(lab: Lab, node: str, peer: str = "tor1", loopback: bool = True,
+                    bridge: str = "br-phy") -> None:  # fmt: skip
+    """``node``'s underlay behind the OVS bridge ``bridge`` (userspace datapath): its link to
+    ``peer`` becomes a port of it, and the link's address (and with ``loopback`` the VTEP
+    address of ``lo``) moves onto it. OVS's userspace datapath tunnels only from addresses on
+    its own bridges (FIELD-NOTES), as OVN 25.09+'s own EVPN does; the kernel datapath needs
+    none of this."""
+    ns, chassis = lab.netns(node), lab.chassis[node]
+    la = lab.link(node, peer)
+    addrs = [str(la.v4)]
+    chassis.vsctl("--may-exist", "add-br", bridge, "--", "set", "Bridge", bridge,
+                  "datapath_type=netdev")  # fmt: skip
+    run(["ip", "addr", "flush", "dev", la.ifname], netns=ns)
+    if loopback:
+        addrs.append(vtep := f"{lab.spec.router_id(node)}/32")
+        run(["ip", "addr", "del", vtep, "dev", "lo"], netns=ns, check=False)
+    chassis.vsctl("--may-exist", "add-port", bridge, la.ifname)
+    for knob in ("accept_dad=0", "accept_ra=0", "autoconf=0"):
+        run(["sysctl", "-qw", f"net.ipv6.conf.{bridge}.{knob}"], netns=ns)
+    for addr in addrs:
+        run(["ip", "addr", "add", addr, "dev", bridge], netns=ns)
+    run(["ip", "addr", "add", str(la.v6), "dev", bridge, "nodad"], netns=ns)
+    run(["ip", "link", "set", bridge, "up"], netns=ns)
+    # OVS's userspace datapath does not complete offloaded checksums: not from the node's own
+    # stack (BGP through the bridge), not from the peer's (its end of the link)
+    run([sys.executable, "-c", TX_OFF, bridge], netns=ns)
+    run([sys.executable, "-c", TX_OFF, lab.link(peer, node).ifname], netns=lab.netns(peer))
+
+
+def switch_options(vni: int, redistribute: str) -> list[str]:
+    """An EVPN switch's ``other_config`` (``ovn-nbctl set`` arguments), its devices named as
+    OVN 26.03 needs (it has no default names; 25.09's and ovn-frr's are these)."""
+    return [f"other_config:dynamic-routing-vni={vni}",
+            f"other_config:dynamic-routing-redistribute={redistribute}",
+            f"other_config:dynamic-routing-bridge-ifname=br-{vni}",
+            f"other_config:dynamic-routing-vxlan-ifname=vxlan-{vni}",
+            f"other_config:dynamic-routing-advertise-ifname=lo-{vni}"]  # fmt: skip
+
+
+def ovs_counters(lab: Lab, node: str, iface: str) -> tuple[int, int]:
+    """(rx, tx) packets of the OVS interface ``iface`` on ``node``."""
+    out = lab.chassis[node].vsctl("--format=json", "--columns=statistics", "list", "Interface",
+                                  iface)  # fmt: skip
+    stats = dict(json.loads(out)["data"][0][0][1])
+    return int(stats.get("rx_packets", 0)), int(stats.get("tx_packets", 0))
+
+
 def route_reflector(lab: Lab, member: str) -> None:
     """``member`` as the underlay's router and the fabric's iBGP route reflector (ipv4 unicast
     with itself as next hop, l2vpn evpn as it came) for every member linked to it."""
@@ -240,23 +287,28 @@ class EvpnLab:
     tor_root: str = ""
     lab: Lab = field(init=False)
     agents: dict[str, AgentProcess] = field(default_factory=dict)
+    #: OVN 25.09+ carries EVPN in OVS itself: the chassis' underlay goes behind ``br-phy``
+    #: (:func:`underlay_on_ovs`) and the agents are OVN's host side
+    native: bool = field(init=False)
 
     def __post_init__(self) -> None:
         self.lab = Lab(evpn_spec(self.tor_root), name=self.name, base=self.base)
+        self.native = self.lab.versions.ovn_native_evpn
 
     # --- building -------------------------------------------------------------------------
 
     def up(self, agents: bool = True, vms: bool = True) -> None:
         lab = self.lab
         lab.up()
+        if self.native:
+            for node in ("node1", "node2"):
+                underlay_on_ovs(lab, node)
         self._tor()
         self._vtep()
         self.host(HOST1, "vtep1")
         assert lab.ovn is not None
         lab.ovn.nbctl("ls-add", SWITCH)
-        lab.ovn.nbctl("set", "Logical_Switch", SWITCH,
-                      f"other_config:dynamic-routing-vni={VNI}",
-                      f"other_config:dynamic-routing-redistribute={self.redistribute}")  # fmt: skip
+        lab.ovn.nbctl("set", "Logical_Switch", SWITCH, *switch_options(VNI, self.redistribute))
         if vms:
             self.vm(VM1, "node1")
             self.vm(VM2, "node2")
@@ -278,7 +330,7 @@ class EvpnLab:
             'address_families = ["ipv4-unicast", "l2vpn-evpn"]\n'
             "keepalive = 1\nhold = 3\nconnect_retry = 1\ngraceful_restart = true\n\n"
             f'[evpn]\nlocal_ip = "{lab.spec.router_id(node)}"\ncheck_ms = 1000\n\n'
-            f'[ovs]\ndb = "unix:{ovs}/conf.sock"\nrundir = "{ovs}"\n'
+            f'[ovs]\ndb = "unix:{ovs}/conf.sock"\nrundir = "{ovs}"\novn_rundir = "{ovs}"\n'
         )
 
     def _tor(self) -> None:
@@ -326,6 +378,16 @@ class EvpnLab:
             if match in line and "n_packets=" in line:
                 total += int(line.split("n_packets=", 1)[1].split(",", 1)[0])
         return total
+
+    def status(self, node: str) -> dict[str, Any]:
+        return self.agents[node].status()
+
+    def vni_status(self, node: str, vni: int = VNI) -> dict[str, Any]:
+        """``node``'s agent's status of ``vni`` (empty: not served)."""
+        for v in self.status(node).get("evpn", {}).get("vnis", []):
+            if v["vni"] == vni:
+                return dict(v)
+        return {}
 
     def wait_remote(self, member: str, mac: str, vtep: str | None, timeout: float = 30) -> None:
         wait_for(lambda: self.remote_vtep_of(member, mac) == vtep, timeout=timeout,

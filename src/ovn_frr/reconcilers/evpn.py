@@ -22,7 +22,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ovn_frr.core.evpn import (
@@ -42,7 +42,10 @@ from ovn_frr.ovn.errors import OvnError
 from ovn_frr.ovn.localnet import LocalnetWriter
 from ovn_frr.reconcilers.base import LIST_LIMIT, Cell, Sample, Signal, TracePart, Worker
 from ovn_frr.reconcilers.evpn_answers import EvpnAnswers, Wiring
+from ovn_frr.reconcilers.evpn_native import NativeHost, NativeSettings
+from ovn_frr.reconcilers.evpn_views import PassResult, VniView
 from ovn_frr.vswitch.bridges import LocalOvs, OvsState
+from ovn_frr.vswitch.controller import OvnController
 
 log = logging.getLogger(__name__)
 
@@ -56,37 +59,17 @@ class EvpnSettings:
     port: int = 4789
     mtu: int = 1450
     check_s: float = 2.0
-    #: this chassis' OVN does EVPN itself (25.09+): ovn-frr builds nothing, says so
+    #: this chassis' OVN does EVPN itself (25.09+): ovn-frr is its host side
+    #: (:mod:`ovn_frr.reconcilers.evpn_native`)
     ovn_native: bool = False
+    #: with ``ovn_native``: the kernel VXLAN devices' UDP port (one nothing sends to)
+    control_port: int = 60000
+    #: OVN 26.03+: an EVPN switch must name its devices (``dynamic-routing-*-ifname``)
+    names_required: bool = False
 
     @property
     def active(self) -> bool:
         return self.enabled and not self.ovn_native
-
-
-@dataclass(frozen=True, slots=True)
-class VniView:
-    """One VNI as the last pass left it (status, metrics, trace)."""
-
-    sw: EvpnSwitch
-    kernel: KernelVni
-    #: what the ARP/ND answers need (None: ovn-controller has not patched the OVS bridge to
-    #: the integration bridge yet)
-    wiring: Wiring | None
-    problems: tuple[str, ...] = ()
-    #: FDB and neighbour entries this pass wrote or deleted for it
-    written: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class PassResult:
-    vnis: tuple[VniView, ...] = ()
-    problems: tuple[str, ...] = ()
-    #: entries written in this pass (fdb + neigh adds and deletes)
-    written: int = 0
-    device_changes: tuple[str, ...] = field(default_factory=tuple)
-    #: what the answers serve: the wired VNIs, a VNI whose pass failed with its last wiring
-    wiring: tuple[Wiring, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +103,7 @@ class EvpnReconciler:
         localnet: LocalnetWriter,
         clock: Callable[[], float] = time.monotonic,
         monitor: bool = True,
+        controller: OvnController | None = None,
     ) -> None:
         self.settings = settings
         self.ovn = ovn
@@ -127,6 +111,12 @@ class EvpnReconciler:
         self.ovs = ovs
         self.localnet = localnet
         self.clock = clock
+        #: OVN 25.09+: the host side of OVN's own EVPN
+        self.native = (NativeHost(NativeSettings(settings.local_ip, settings.port, settings.mtu,
+                                                 settings.control_port, settings.names_required),
+                                  kernel, ovs, localnet,
+                                  controller or OvnController("/run/ovn"))
+                       if settings.ovn_native else None)  # fmt: skip
         #: the wired VNIs, for the ARP/ND answers (a pipeline of their own: the agent runs
         #: ``answers`` beside this one)
         self.wiring: Cell[tuple[Wiring, ...]] = Cell("evpn-wiring", ())
@@ -186,9 +176,12 @@ class EvpnReconciler:
                  and self._due is not None and self.clock() < self._due)  # fmt: skip
         if quiet:  # nothing it serves changed, in OVN or in the kernel, and no check is due
             return self._due
-        if not self.settings.active:
+        # OVN 25.09+ carries EVPN itself: the pass is its host side (evpn_native)
+        native = self.native
+        if not self.settings.enabled:
             if not self._teardown_checked:  # what an earlier run built goes (once it did)
-                self.last = await self.io(self._teardown)
+                self.last = await (self.io(native.teardown, self.intent) if native
+                                   else self.io(self._teardown))  # fmt: skip
                 self._teardown_checked = True
                 self.wiring.publish(())
             return None
@@ -196,11 +189,13 @@ class EvpnReconciler:
             self._monitor_started = True
             await self._monitor.start()
         intent = self.intent
-        self.last = await self.io(self._pass, intent)
+        self.last = await (self.io(native.run, intent, True) if native
+                           else self.io(self._pass, intent))  # fmt: skip
         self._passed, self._events = intent, events  # (after a pass that did not fail)
         self.written_total += self.last.written
         self.wiring.publish(self.last.wiring)
-        waiting = any(v.wiring is None for v in self.last.vnis)  # ovn-controller's patch port
+        # ovn-controller's patch port to ovn-frr's own bridge
+        waiting = native is None and any(v.wiring is None for v in self.last.vnis)
         self._due = self.clock() + (
             min(0.5, self.settings.check_s) if waiting else self.settings.check_s
         )
@@ -392,9 +387,11 @@ class EvpnReconciler:
                         "bridge": v.sw.devices.bridge,
                         "vxlan": v.sw.devices.vxlan,
                         "advertise": v.sw.devices.advertise,
-                        "ovs_bridge": v.sw.devices.ovs_bridge,
+                        "ovs_bridge": None if v.ovn is not None else v.sw.devices.ovs_bridge,
                     },
                     "wired": v.wiring is not None,
+                    # OVN 25.09+: what ovn-controller says it learned (evpn/* commands)
+                    **({"ovn": dict(v.ovn)} if v.ovn is not None else {}),
                     "local": [
                         {"mac": m, "ips": [str(i) for i in ips], "port": v.sw.owners.get(m, "")}
                         for m, ips in local[:LIST_LIMIT]
@@ -417,7 +414,9 @@ class EvpnReconciler:
             )
         return {
             "evpn": {
-                "enabled": self.settings.active,
+                "enabled": self.settings.enabled,
+                # who carries the packets: OVN 25.09+ itself, or ovn-frr's own path
+                "data_path": "ovn" if self.settings.ovn_native else "ovn-frr",
                 "ovn_native": self.settings.ovn_native,
                 "vtep": self.settings.local_ip,
                 "vnis": vnis,
@@ -429,13 +428,7 @@ class EvpnReconciler:
 
     def problems(self, now: float) -> list[str]:
         out = list(self.intent.problems) + list(self.last.problems)
-        if self.settings.ovn_native and self.intent.switches:
-            out += [
-                f"switch {sw.switch}: dynamic-routing-vni={sw.vni} is served by this chassis' "
-                "OVN (25.09+) itself; ovn-frr builds nothing for it"
-                for sw in self.intent.switches
-            ]
-        elif not self.settings.enabled and self.intent.switches:
+        if not self.settings.enabled and self.intent.switches:
             out += [
                 f"switch {sw.switch}: dynamic-routing-vni={sw.vni} but no BGP neighbor "
                 "carries l2vpn-evpn (EVPN is off on this node)"
@@ -504,8 +497,12 @@ class EvpnReconciler:
             if (rmac := v.kernel.remote_ips.get(ip)) is not None:
                 vtep = v.kernel.remote_macs.get(rmac, "?")
                 story.append(
-                    f"VNI {v.sw.vni}: {ip} is {rmac} behind VTEP {vtep} (type-2 MAC+IP) "
-                    f"-> ARP/ND answered in {v.sw.devices.ovs_bridge}"
+                    f"VNI {v.sw.vni}: {ip} is {rmac} behind VTEP {vtep} (type-2 MAC+IP)"
+                    + (
+                        " -> ARP/ND answered by ovn-controller"
+                        if v.ovn is not None
+                        else f" -> ARP/ND answered in {v.sw.devices.ovs_bridge}"
+                    )
                 )
                 doc.append({"vni": v.sw.vni, "side": "remote", "mac": rmac, "vtep": vtep})
         return TracePart({"evpn": doc}, tuple(story)) if doc else TracePart()
@@ -540,8 +537,12 @@ class EvpnReconciler:
                 ips = sorted(str(i) for i, m in v.kernel.remote_ips.items() if m == mac)
                 story.append(
                     f"VNI {v.sw.vni}: {mac} is remote, behind VTEP {vtep} (type-2"
-                    f"{' with ' + ', '.join(ips) if ips else ''}) -> OVN reaches it "
-                    f"through localnet {v.sw.network} and {v.sw.devices.vxlan}"
+                    f"{' with ' + ', '.join(ips) if ips else ''}) -> OVN reaches it"
+                    + (
+                        " through OVS's vxlan port (OVN's own EVPN)"
+                        if v.ovn is not None
+                        else f" through localnet {v.sw.network} and {v.sw.devices.vxlan}"
+                    )
                 )
                 doc.append({"vni": v.sw.vni, "side": "remote", "vtep": vtep, "ips": ips})
         if not doc:

@@ -137,6 +137,27 @@ class LocalOvs:
         rows = doc.get("data", [])
         return _map(rows[0][0]).get(key, "") if rows else ""
 
+    def external_ids(self) -> dict[str, str]:
+        """The ``Open_vSwitch`` row's ``external_ids`` (raises when OVS cannot be asked)."""
+        doc = json.loads(self.vsctl("--format=json", "--data=json", "--columns=external_ids",
+                                    "list", "Open_vSwitch"))  # fmt: skip
+        rows = doc.get("data", [])
+        return _map(rows[0][0]) if rows else {}
+
+    def update_external_ids(self, put: Mapping[str, str], remove: Sequence[str]) -> None:
+        """Set and remove keys of the ``Open_vSwitch`` row's ``external_ids`` in one
+        transaction (other keys are untouched)."""
+        args: list[str] = []
+        if put:
+            args += ["--", "set", "Open_vSwitch", ".",
+                     *(f'external_ids:{k}="{v}"' for k, v in sorted(put.items()))]  # fmt: skip
+        if remove:
+            args += ["--", "remove", "Open_vSwitch", ".", "external_ids", *remove]
+        if args:
+            self.vsctl(*args)
+            log.info("ovs_external_ids set=%s removed=%s", ",".join(sorted(put)),
+                     ",".join(remove))  # fmt: skip
+
     def mappings(self) -> dict[str, str]:
         """``ovn-bridge-mappings`` as it is now."""
         return _mappings(json.loads(self.vsctl("--format=json", "--data=json",

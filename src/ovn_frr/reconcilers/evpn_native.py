@@ -1,0 +1,179 @@
+"""The EVPN pipeline's pass where OVN carries EVPN itself (25.09+): ovn-frr is the host side
+(:mod:`ovn_frr.core.evpn_native`). Per EVPN switch it makes the kernel devices the switch's
+options name, for zebra alone; it sets the chassis' ``ovn-evpn-local-ip`` /
+``ovn-evpn-vxlan-ports``; it takes down what ovn-frr's own data path of older OVN left (its OVS
+bridges, their bridge mappings and its localnet ports: an upgrade of OVN to 25.09 hands the
+VNIs over to ovn-controller); and it reads, for status, the entries zebra and ovn-controller
+keep in those devices and what ovn-controller says it learned. It writes no FDB or neighbour
+entry: ovn-controller writes the local ones itself.
+
+Level-triggered like the rest of the pipeline: each pass reads the kernel, the local OVS and
+ovn-controller and changes only what differs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from dataclasses import dataclass
+
+from ovn_frr.core.evpn import (
+    LOCALNET,
+    OPT_ADVERTISE_IF,
+    OPT_BRIDGE,
+    OPT_VXLAN,
+    EvpnIntent,
+    EvpnSwitch,
+)
+from ovn_frr.core.evpn_native import (
+    CONTROL_PORT,
+    OvnEvpn,
+    chassis_change,
+    chassis_settings,
+    port_problem,
+)
+from ovn_frr.kernel.evpn import KernelEvpn, Link, VniSpec
+from ovn_frr.ovn.errors import OvnError
+from ovn_frr.ovn.localnet import LocalnetWriter
+from ovn_frr.reconcilers.evpn_views import PassResult, VniView
+from ovn_frr.vswitch.bridges import LocalOvs
+from ovn_frr.vswitch.controller import OvnController
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class NativeSettings:
+    local_ip: str
+    #: ``[evpn] udp_port``: the port OVS's vxlan ports listen on (``ovn-evpn-vxlan-ports``)
+    port: int
+    mtu: int
+    #: the kernel VXLAN devices' port: one nothing sends to
+    control_port: int = CONTROL_PORT
+    #: OVN 26.03+: a switch names its devices itself (no defaults)
+    names_required: bool = False
+
+
+def _default(sw: EvpnSwitch, option: str) -> str:
+    d = sw.devices
+    return {OPT_BRIDGE: d.bridge, OPT_VXLAN: d.vxlan, OPT_ADVERTISE_IF: d.advertise}[option]
+
+
+class NativeHost:
+    """One pass of the host side, on the EVPN pipeline's worker thread."""
+
+    def __init__(
+        self,
+        settings: NativeSettings,
+        kernel: KernelEvpn,
+        ovs: LocalOvs,
+        localnet: LocalnetWriter,
+        controller: OvnController,
+    ) -> None:
+        self.settings = settings
+        self.kernel = kernel
+        self.ovs = ovs
+        self.localnet = localnet
+        self.controller = controller
+
+    def run(self, intent: EvpnIntent, active: bool) -> PassResult:
+        """Serve ``intent``'s switches (``active``: EVPN is on), or take ovn-frr's part down."""
+        s = self.settings
+        links = self.kernel.links()
+        owned = self.kernel.owned(links)
+        problems: list[str] = []
+        changes: list[str] = []
+        switches = intent.switches if active else ()
+        # the chassis settings first: without them ovn-controller makes no vxlan port
+        want = chassis_settings(s.local_ip, s.port) if active else None
+        change = chassis_change(self.ovs.external_ids(), want)
+        if change:
+            self.ovs.update_external_ids(change.set, change.remove)
+            changes.append("chassis " + ", ".join(
+                [f"{k}={v}" for k, v in sorted(change.set.items())]
+                + [f"-{k}" for k in change.remove]))  # fmt: skip
+        problems += change.problems
+        if active and (why := port_problem(s.port)):
+            problems.append(why)
+        ovn = self.controller.evpn() if switches else OvnEvpn()
+        if ovn.error:
+            problems.append(f"ovn-controller's EVPN state could not be read: {ovn.error}")
+        views: list[VniView] = []
+        for sw in switches:
+            try:
+                view = self._vni(sw, links, owned.get(sw.vni, []), ovn, changes)
+            except (OSError, OvnError) as exc:
+                log.error("evpn_vni_failed vni=%d error=%s", sw.vni, exc)
+                problems.append(f"VNI {sw.vni} (switch {sw.switch}): {exc}")
+                continue
+            if isinstance(view, VniView):
+                views.append(view)
+            else:
+                problems += view
+        wanted = {sw.vni for sw in switches}
+        for vni, devs in owned.items():
+            if vni not in wanted:
+                self.kernel.remove(vni, devs)
+                changes.append(f"removed VNI {vni} devices")
+        self._drop_own_path(intent, changes)
+        if changes:
+            log.info("evpn_native_changes %s", "; ".join(changes))
+        return PassResult(tuple(views), tuple(problems), 0, tuple(changes))
+
+    def teardown(self, intent: EvpnIntent) -> PassResult:
+        """EVPN off: remove what ovn-frr made, ``intent``'s localnet ports of older OVN among
+        it (a node whose kernel holds none of ovn-frr's devices and whose OVS cannot be asked
+        has nothing to remove)."""
+        try:
+            return self.run(intent, active=False)
+        except OSError as exc:
+            if self.kernel.owned(self.kernel.links()):
+                raise
+            log.debug("evpn_native_teardown_skipped error=%s", exc)
+            return PassResult()
+
+    def _vni(
+        self, sw: EvpnSwitch, links: dict[str, Link], mine: list[Link], ovn: OvnEvpn,
+        changes: list[str],
+    ) -> VniView | list[str]:  # fmt: skip
+        s = self.settings
+        d = sw.devices
+        if s.names_required and sw.unnamed:
+            # OVN 26.03 leaves out each device the switch does not name: nothing is made
+            return [f"switch {sw.switch}: OVN 26.03 serves an EVPN switch only with its "
+                    f"devices named, and {', '.join(sw.unnamed)} is not set (OVN 25.09's "
+                    f"name would be {', '.join(_default(sw, o) for o in sw.unnamed)})"]  # fmt: skip
+        spec = VniSpec(sw.vni, d, s.local_ip, s.control_port, s.mtu)
+        clash = [f"VNI {sw.vni} (switch {sw.switch}): {c}"
+                 for c in self.kernel.problems(spec, links)]  # fmt: skip
+        if clash:
+            return clash
+        stray = [x for x in mine if x.name not in (*d.kernel(), d.ovs_port)]
+        if stray:
+            self.kernel.remove(sw.vni, stray)
+            links = {n: x for n, x in links.items() if x not in stray}
+            changes.append(f"removed {', '.join(x.name for x in stray)}")
+        # the advertise device is a veth (this kernel has no dummy): its other end stays out
+        # of OVS, so OVS's checksum needs do not apply
+        changes += self.kernel.ensure(spec, links, userspace=False)
+        local_ips, remote_ips = self.kernel.read_neighbours(d.bridge)
+        seen = dataclasses.replace(self.kernel.read_fdb(d), local_ips=local_ips,
+                                   remote_ips=remote_ips)  # fmt: skip
+        return VniView(sw, seen, None, ovn=ovn.for_vni(sw.vni))
+
+    def _drop_own_path(self, intent: EvpnIntent, changes: list[str]) -> None:
+        """What ovn-frr's own data path (OVN < 25.09) left: its OVS bridges, their mappings
+        and its localnet ports (OVN's own data path needs none of them)."""
+        state = self.ovs.state()
+        for bridge in sorted(state.bridges.values()):
+            self.ovs.remove_bridge(bridge)
+            changes.append(f"removed ovs bridge {bridge}")
+        kept = {n: b for n, b in state.mappings.items() if not n.startswith(LOCALNET)}
+        if kept != dict(state.mappings):
+            self.ovs.set_mappings(kept)
+            changes.append("removed ovn-frr's bridge mappings")
+        ports = [(x.switch_uuid, x.port) for x in intent.stale]
+        ports += [(sw.switch_uuid, sw.network) for sw in intent.switches if sw.localnet_present]
+        for switch_uuid, port in ports:
+            if self.localnet.remove(switch_uuid, port):
+                changes.append(f"removed localnet {port}")
