@@ -110,6 +110,8 @@ class Agent:
         fpm_changed = Signal("fpm")
         state: Cell[OvnState | None] = Cell("ovn-state", None)
         networks: Cell[Networks] = Cell("networks", None)
+        #: VRFs announcing OVN 25.03+'s own routes (advertise -> FRR)
+        redistribute: Cell[frozenset[str]] = Cell("redistribute", frozenset())
         vrf_tables: Cell[Mapping[str, int]] = Cell("vrf-tables", {})
         type5: Cell[Type5Hops] = Cell("type5", Type5Hops())
         self._ovsdb_changed = ovsdb_changed
@@ -125,7 +127,8 @@ class Agent:
             OvnWatch(OvnReader(nb, sb, chassis, imp.resync_s, clock,
                                ovnk.switch_names() if ovnk else frozenset(),
                                ovnk.gateway_routers() if ovnk else frozenset()),
-                     ovsdb_changed, state, clock, cfg.bgp.vrf_map, ovnk),
+                     ovsdb_changed, state, clock, cfg.bgp.vrf_map, ovnk,
+                     (self.versions.ovn_native_dynamic_routing, self.versions.ovn_vrf_id)),
             ImportReconciler(self.rib, self.fpm.counters, fpm_changed, state,
                              BulkWriter(nb.remote, chassis),
                              import_policy(cfg, self.versions.ovn_mixed_family_routes),
@@ -133,11 +136,12 @@ class Agent:
                              SelfRouteCheck(lambda: zebra_routes(vtysh), imp.stale_check_s),
                              lambda: LocalOvs(cfg.ovs.db, cfg.ovs.rundir).external_id(
                                  PORT_MAPPING)),
-            AdvertiseReconciler(state, networks),
+            AdvertiseReconciler(state, networks, redistribute),
             FrrReconciler(frr_settings(cfg, self.versions.frr_withdraws_while_coalescing),
                           vtysh, networks, cfg.agent.frr_check_ms / 1000,
                           clock, observe_apply=self.metrics.apply_seconds.observe,
-                          version=str(self.versions.frr or "")),
+                          version=str(self.versions.frr or ""),
+                          redistribute=redistribute),
             evpn := EvpnReconciler(EvpnSettings(evpn_uses(cfg), str(vtep_ip(cfg)),
                                                 cfg.evpn.udp_port, cfg.evpn.mtu,
                                                 cfg.evpn.check_ms / 1000,

@@ -99,6 +99,18 @@ class Versions:
         return self.ovn is not None and self.ovn >= Version(25, 9)
 
     @property
+    def ovn_vrf_id(self) -> bool:
+        """OVN reads a router's dynamic-routing-vrf-id (25.03.2, 25.09.1, 26.03 on)."""
+        v = self.ovn
+        if v is None:
+            return False
+        if v >= Version(26, 3):
+            return True
+        if v >= Version(25, 9):
+            return v >= Version(25, 9, 1)
+        return v >= Version(25, 3, 2)
+
+    @property
     def ovn_evpn_names_required(self) -> bool:
         """OVN 26.03+ reads an EVPN switch's device names from its dynamic-routing-*-ifname
         options only (25.09 hard-codes br-N, vxlan-N, lo-N; ``controller/neighbor.c``)."""

@@ -79,7 +79,8 @@ def announcements(state: OvnState) -> frozenset[Announcement]:
     view = _View(state)
     out: set[Announcement] = set()
     for r in state.routers:
-        if r.routing.advertises and served_here(r):
+        # a native router's prefixes are OVN's own routes, redistributed (core.native_routing)
+        if r.routing.advertises and not r.routing.native and served_here(r):
             for p in r.ports:
                 if port_local(r, p):
                     out.update(_Port(view, r, p).announcements())

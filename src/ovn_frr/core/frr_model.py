@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from ovn_frr.core.model import Address, Network
@@ -192,6 +192,9 @@ class BgpInstance:
     coalesce_ms: int | None = None
     #: the VRFs whose routes it imports (``import vrf NAME`` in each unicast family)
     imports: tuple[str, ...] = ()
+    #: announces the kernel routes of its table (OVN 25.03+'s own, protocol 84: the VRF's
+    #: routers are served natively) with ``redistribute kernel route-map <origin_map>``
+    redistribute_kernel: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -290,14 +293,18 @@ def _match(seq: int, afi: str, plist: str) -> RouteMapEntry:
 
 
 def desired_frr(
-    cfg: FrrSettings, networks: Mapping[str, Iterable[Network]] | None = None
+    cfg: FrrSettings,
+    networks: Mapping[str, Iterable[Network]] | None = None,
+    redistribute: Collection[str] = (),
 ) -> FrrModel:
     """The FRR config for ``cfg`` announcing ``networks`` (VRF name, "" = default -> prefixes;
-    a mapping prefix -> next hop (None: FRR's own address) where some have one)."""
+    a mapping prefix -> next hop (None: FRR's own address) where some have one) and, in the
+    ``redistribute`` VRFs, the kernel routes of their tables (OVN's own)."""
     networks = networks or {}
     hops: set[Address] = set()
     vrfs = sorted({nb.vrf for nb in cfg.neighbors} | set(networks) | set(cfg.l3vnis)
-                  | set(cfg.leaks) | ({""} if cfg.evpn is not None else set()))  # fmt: skip
+                  | set(cfg.leaks) | set(redistribute)
+                  | ({""} if cfg.evpn is not None else set()))  # fmt: skip
     lists: list[PrefixList] = []
     maps: list[RouteMap] = []
     instances = []
@@ -359,6 +366,7 @@ def desired_frr(
                 cfg.l3vnis.get(vrf) if vrf else None,
                 cfg.coalesce_ms,
                 cfg.leaks.get(vrf, ()),
+                bool(vrf) and vrf in redistribute,
             )
         )
     lists = list({pl.name: pl for pl in lists}.values())  # shared lists appear once

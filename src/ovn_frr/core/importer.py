@@ -47,8 +47,8 @@ def learning_routers(
     names = Counter(r.name for r in state.routers)
     for r in state.routers:
         routing = r.routing
-        if not routing.learns or not r.gateway_here:
-            continue
+        if not routing.learns or not r.gateway_here or routing.native:
+            continue  # (a native router learns through OVN itself: core.native_routing)
         if names[r.name] > 1:  # as ovn-nbctl, which refuses a name that is not unique
             problems.append(Rejection(r.name, "*", "ambiguous",
                                       f"{names[r.name]} Logical_Router rows are named "

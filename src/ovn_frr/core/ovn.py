@@ -39,6 +39,7 @@ OPT_PORT_NAME = "dynamic-routing-port-name"
 OPT_V4_NEXTHOP = "dynamic-routing-v4-prefix-nexthop"
 OPT_V6_NEXTHOP = "dynamic-routing-v6-prefix-nexthop"
 OPT_ADVERTISE = "dynamic-routing-advertise"
+OPT_MAINTAIN_VRF = "dynamic-routing-maintain-vrf"
 
 CLASSES = frozenset({"connected", "connected-as-host", "static", "nat", "lb"})
 #: a Linux interface name, as FRR VRFs are (at most 15 characters)
@@ -140,6 +141,9 @@ class RouterRouting:
     learn_problems: tuple[str, ...] = ()
     #: malformed options taken as OVN takes them (an unknown class ignored, a flag false)
     notes: tuple[str, ...] = ()
+    #: OVN 25.03+ exchanges this router's routes itself, through its VRF's kernel table: why
+    #: ("" it does not; :func:`ovn_frr.core.native_routing.mark_native`)
+    native: str = ""
 
     @property
     def advertises(self) -> bool:
@@ -223,6 +227,8 @@ class PortRouting:
     #: replaces the router's ``-redistribute-local-only`` (None: the router's)
     local_only: bool | None = None
     notes: tuple[str, ...] = ()
+    #: ``dynamic-routing-maintain-vrf``: OVN 25.03+ makes the router's VRF device itself
+    maintain_vrf: bool = False
 
     @property
     def problems(self) -> tuple[str, ...]:
@@ -242,8 +248,9 @@ class PortRouting:
                                  "is not an interface name"))  # fmt: skip
             port_name = ""
         no_learning = _flag(kind, name, options, OPT_NO_LEARNING, learn)
+        maintain = _flag(kind, name, options, OPT_MAINTAIN_VRF, notes)
         return cls(redistribute, port_name, not no_learning, tuple(adv), tuple(learn),
-                   local_only, tuple(notes))  # fmt: skip
+                   local_only, tuple(notes), bool(maintain))  # fmt: skip
 
 
 #: the local OVS ``Open_vSwitch`` ``external_ids`` key mapping ``-port-name`` values to host
@@ -551,7 +558,9 @@ def map_vrfs(state: OvnState, vrf_map: Mapping[str, str]) -> OvnState:
             routers.append(r)
         else:
             vrf = "" if target == "default" else target
-            routers.append(replace(r, routing=replace(r.routing, vrf=vrf)))
+            # carried by another VRF than OVN's table: OVN and FRR do not meet there
+            native = r.routing.native if vrf == r.routing.vrf else ""
+            routers.append(replace(r, routing=replace(r.routing, vrf=vrf, native=native)))
     return replace(state, routers=tuple(routers))
 
 

@@ -72,6 +72,9 @@ class VrfNeed:
     users: tuple[str, ...] = ()
     #: the different tables routers ask for it (dynamic-routing-vrf-id), when they disagree
     conflict: tuple[int, ...] = ()
+    #: OVN makes it (a router port's dynamic-routing-maintain-vrf, OVN 25.03+): ovn-frr waits
+    #: for OVN's device instead of making one with a table OVN would not use
+    ovn_makes: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,6 +236,7 @@ def needed_vrfs(state: OvnState | None, config: VrfConfig) -> dict[str, VrfNeed]
     """The VRFs this chassis needs (``state`` None: the config's only)."""
     users: dict[str, list[str]] = {}
     asked: dict[str, set[int]] = {}
+    ovn_makes: set[str] = set()
     for name in config.tables:
         users.setdefault(name, []).append("node config")
     for name, neighbors in config.neighbors.items():
@@ -244,6 +248,8 @@ def needed_vrfs(state: OvnState | None, config: VrfConfig) -> dict[str, VrfNeed]
         if "chassis" in r.options and not r.pinned_here:
             continue  # a gateway router of another chassis
         users.setdefault(routing.vrf, []).append(f"router {r.name}")
+        if routing.native and any(p.routing.maintain_vrf for p in r.ports):
+            ovn_makes.add(routing.vrf)
         if routing.vrf_id is not None:
             asked.setdefault(routing.vrf, set()).add(routing.vrf_id)
     out = {}
@@ -255,7 +261,8 @@ def needed_vrfs(state: OvnState | None, config: VrfConfig) -> dict[str, VrfNeed]
             table = next(iter(tables))
         elif table is None and len(tables) > 1:
             conflict = tuple(sorted(tables))
-        out[name] = VrfNeed(name, table, config.interfaces.get(name, ()), tuple(who), conflict)
+        out[name] = VrfNeed(name, table, config.interfaces.get(name, ()), tuple(who), conflict,
+                            name in ovn_makes)  # fmt: skip
     return out
 
 
@@ -290,6 +297,9 @@ def plan_vrfs(
             elif missing := [i for i in need.interfaces if i not in cur.members]:
                 problems.append(f"VRF {name} is the operator's (left as it is): "
                                 f"{', '.join(missing)} not in it")  # fmt: skip
+            continue
+        if need.ovn_makes:  # OVN's own (dynamic-routing-maintain-vrf): not made here
+            view.append((name, None, "ovn (not made yet)", need.users))
             continue
         if name in present:
             problems.append(f"VRF {name}: an interface of that name exists and is no VRF")

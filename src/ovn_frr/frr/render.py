@@ -192,10 +192,12 @@ def render_bgp(b: BgpInstance) -> str:
     for afi in ("ipv4", "ipv6"):
         members = [n for n in b.neighbors if afi in n.afis]
         nets = b.networks.get(afi, ())
-        if not members and not nets and not b.imports:
+        if not members and not nets and not b.imports and not b.redistribute_kernel:
             continue
         lines.append(f" address-family {afi} unicast")
         lines += [f"  network {p} route-map {b.origin_maps.get(p, b.origin_map)}" for p in nets]
+        if b.redistribute_kernel:  # OVN 25.03+'s own routes of the VRF's table
+            lines.append(f"  redistribute kernel route-map {b.origin_map}")
         lines += [f"  import vrf {v}" for v in b.imports]
         for n in members:
             lines += [

@@ -19,6 +19,7 @@ from ovn_frr.core.advertise import (
     prefixes_by_vrf,
 )
 from ovn_frr.core.model import Network
+from ovn_frr.core.native_routing import native_vrfs
 from ovn_frr.core.ovn import OvnState
 from ovn_frr.reconcilers.base import LIST_LIMIT, Cell, Sample, Signal, TracePart, Worker
 
@@ -31,9 +32,18 @@ Networks = Mapping[str, Collection[Network]] | None
 class AdvertiseReconciler:
     name = "advertise"
 
-    def __init__(self, ovn: Cell[OvnState | None], out: Cell[Networks]) -> None:
+    def __init__(
+        self,
+        ovn: Cell[OvnState | None],
+        out: Cell[Networks],
+        redistribute: Cell[frozenset[str]] | None = None,
+    ) -> None:
         self.ovn = ovn
         self.out = out
+        #: the VRFs whose instance announces OVN's own routes (routers OVN 25.03+ serves
+        #: natively: core.native_routing)
+        self.redistribute: Cell[frozenset[str]] = redistribute or Cell("redistribute", frozenset())
+        self.native: tuple[str, ...] = ()
         self.watches: tuple[Signal, ...] = (ovn,)
         self.cpu = Worker(self.name)
         self.items: frozenset[Announcement] = frozenset()
@@ -44,6 +54,9 @@ class AdvertiseReconciler:
             return None
         # on a thread of its own: 10k VIPs must not hold up the event loop
         self.items, nets = await self.cpu(_announce, state)
+        self.native = tuple(sorted(f"router {r.name} (VRF {r.routing.vrf}): {r.routing.native}"
+                                   for r in state.routers if r.routing.native))  # fmt: skip
+        self.redistribute.publish(native_vrfs(state))
         self.out.publish(nets)
         return None
 
@@ -54,6 +67,9 @@ class AdvertiseReconciler:
                             "source": x.source, **_hop(x)} for x in ordered[:LIST_LIMIT]],
             "advertised_total": len(self.items),
             "advertised_by_vrf": self._by_vrf(),
+            # routers OVN serves itself: their VRFs redistribute OVN's own kernel routes
+            "native_routers": list(self.native),
+            "redistribute_kernel": sorted(self.redistribute.value),
         }  # fmt: skip
 
     def _by_vrf(self) -> dict[str, int]:

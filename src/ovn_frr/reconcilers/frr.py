@@ -61,10 +61,14 @@ class FrrReconciler:
         wall: Callable[[], float] = time.time,
         observe_apply: Callable[[float], None] = lambda _s: None,
         version: str = "",
+        redistribute: Cell[frozenset[str]] | None = None,
     ) -> None:
         self.settings = settings
         self.frr = frr
         self.networks = networks
+        #: VRFs whose instance redistributes OVN 25.03+'s own kernel routes (the advertise
+        #: pipeline's: core.native_routing)
+        self.redistribute: Cell[frozenset[str]] = redistribute or Cell("redistribute", frozenset())
         self.check_every = check_every
         self.clock = clock
         self.wall = wall
@@ -78,12 +82,12 @@ class FrrReconciler:
         self.observer_error = ""
         self.observer_failures = 0
         self._observer_streak = 0
-        self.watches: tuple[Signal, ...] = (networks, self._observation)
+        self.watches: tuple[Signal, ...] = (networks, self.redistribute, self._observation)
         self.io = Worker(self.name)
         self.show = Worker(f"{self.name}-show")
         self.applier = FrrApplier(frr, clock)
         self._with_bfd = any(n.bfd_profile for n in settings.neighbors)
-        self._rendered: tuple[Networks, str] | None = None
+        self._rendered: tuple[Networks, frozenset[str], str] | None = None
         self.reachable = False
         self.sessions: tuple[Session, ...] = ()
         self.last: CheckResult | None = None
@@ -92,10 +96,14 @@ class FrrReconciler:
         self._seen = -1
 
     def desired(self) -> str:
-        nets = self.networks.value
-        if self._rendered is None or self._rendered[0] is not nets:
-            self._rendered = (nets, render(desired_frr(self.settings, nets or {})))
-        return self._rendered[1]
+        nets, redis = self.networks.value, self.redistribute.value
+        if (
+            self._rendered is None
+            or self._rendered[0] is not nets
+            or self._rendered[1] is not redis
+        ):
+            self._rendered = (nets, redis, render(desired_frr(self.settings, nets or {}, redis)))
+        return self._rendered[2]
 
     async def step(self) -> float | None:
         if self._observer is None or self._observer.done():
@@ -109,8 +117,9 @@ class FrrReconciler:
         text = await self.io(self.desired)  # 10k networks: ~80 ms, not on the event loop
         adopt = self.networks.value is None
         started = self.clock()
-        changed = self.networks.version != self._seen
-        self._seen = self.networks.version
+        version = self.networks.version + self.redistribute.version
+        changed = version != self._seen
+        self._seen = version
         try:
             if changed and not adopt and self.applier.matched:
                 # a change of the announcements: planned from what FRR matched at the last

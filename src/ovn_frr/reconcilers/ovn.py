@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
 from ovn_frr.core.model import Network
+from ovn_frr.core.native_routing import mark_native
 from ovn_frr.core.ovn import OvnState, map_vrfs
 from ovn_frr.core.ovnk import OvnkIntent, apply
 from ovn_frr.reconcilers.base import Cell, Sample, Signal, TracePart, Worker
@@ -76,8 +77,12 @@ class OvnWatch:
         clock: Callable[[], float] = time.monotonic,
         vrf_map: Mapping[str, str] | None = None,
         ovnk: OvnkIntent | None = None,
+        native: tuple[bool, bool] = (False, False),
     ) -> None:
         self.reader = reader
+        #: (OVN exchanges routes itself: 25.03+, it reads dynamic-routing-vrf-id): the routers
+        #: it serves through their VRF's table are marked (core.native_routing)
+        self.native = native
         #: the node config's ``bgp.vrf_map``, applied to every state read
         self.vrf_map = dict(vrf_map or {})
         #: the node config's ``[ovn_kubernetes]``, applied to every state read after it
@@ -126,6 +131,8 @@ class OvnWatch:
         # here: returning to be woken again would cost a debounce per round trip
         state = self.reader.read(SETTLE_WAIT_S)
         if state is not None:
+            if self.native[0]:
+                state = mark_native(state, self.native[1])
             state = map_vrfs(state, self.vrf_map)
             if self.ovnk is not None:
                 state = apply(state, self.ovnk)
