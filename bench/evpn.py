@@ -24,6 +24,15 @@ plain FRR VTEP); node2 takes no part.
 Each figure is the median of ``--rounds`` rounds (5): one round's floor on this 2-core machine
 varies by up to 2x (zebra, BGP and three FRR/OVN daemons share the cores).
 
+On OVN 25.09+ (the sid root's 26.03) OVN carries EVPN itself and ovn-frr is its host side
+(docs/evpn.md): the same floors, beside OVN's own path. (a) ovn-controller writes the local
+entries itself, for ports it has bound: the N ports are OVS internal ports of br-int (with
+``iface-id``), timed from their OVS transaction until vtep1 holds all N (ovn-controller's
+claim of them in SB included), then from their removal. (b) until ovn-controller's
+``evpn/vtep-arp-list`` holds all N IPs (the remote IPs OVN answers ARP/ND for itself).
+
+    sudo bash scripts/root.sh sid /opt/ovn-frr-venv/bin/python bench/evpn.py --counts 1000
+
     sudo .venv/bin/python bench/evpn.py [--counts 1000,10000] [--rounds 5]
 """
 
@@ -317,6 +326,60 @@ class Bench:
                    f"unix:{ch.rundir}/br-ev{VNI}.mgmt"])  # fmt: skip
         return int(out.split("flow_count=", 1)[1].split()[0])
 
+    # --- OVN 25.09+'s own EVPN -----------------------------------------------------------
+
+    def ovn_arps(self) -> int:
+        """The remote IPs node1's ovn-controller answers for (``evpn/vtep-arp-list``)."""
+        ch = self.lab.chassis["node1"]
+        pid = (ch.rundir / "ovn-controller.pid").read_text().strip()
+        out = run(["ovn-appctl", "-t", str(ch.rundir / f"ovn-controller.{pid}.ctl"),
+                   "evpn/vtep-arp-list"])  # fmt: skip
+        return sum(1 for line in out.splitlines() if "IP: " in line)
+
+    def native_out(self, n: int, tag: int) -> tuple[float, float, float, float]:
+        """(add, 0, withdraw, 0): N OVS ports bound on node1 by ovn-controller -> vtep1."""
+        base = self.count_remote("vtep1", VNI, NODE1)
+        want = (base[0] + n, base[1] + n)
+        ch = self.lab.chassis["node1"]
+        out: list[float] = []
+        for delete in (False, True):
+            t0 = time.monotonic()
+            for lo in range(0, n, 500):
+                cmds: list[str] = []
+                for i in range(lo, min(n, lo + 500)):
+                    port = f"e{tag}-{i}"
+                    cmds += (["--", "del-port", "br-int", port] if delete else
+                             ["--", "add-port", "br-int", port, "--", "set", "Interface", port,
+                              "type=internal", f"external_ids:iface-id=p{tag}-{i}"])  # fmt: skip
+                ch.vsctl(*cmds[1:])
+            goal = base if delete else want
+            out.append(timed(t0, lambda g=goal: self.count_remote("vtep1", VNI, NODE1) == g,  # type: ignore[misc]
+                             f"(a) {n} OVN {'withdraw' if delete else 'add'}"))  # fmt: skip
+        return out[0], 0.0, out[1], 0.0
+
+    def native_in(self, n: int, tag: int) -> tuple[float, float, float, float]:
+        """(zebra add, OVN add, zebra delete, OVN delete): vtep1's N MAC+IPs -> node1's
+        kernel (zebra) and ovn-controller's ARP list (OVN)."""
+        ns = self.lab.netns("vtep1")
+        node1 = self.lab.netns("node1")
+        vtep1 = "192.0.2.102"
+        base = self.count_remote("node1", VNI, vtep1)
+        base_arps = self.ovn_arps()
+        tag += 100
+        out: list[float] = []
+        for delete in (False, True):
+            watch = Watch(node1, VNI, vtep1, tag, deleted=delete)
+            t0 = time.monotonic()
+            write_entries(ns, n, tag, "h-host1", BRIDGE, delete=delete)
+            ips = base[1] if delete else base[1] + n
+            zebra = self.arrived(watch, t0, n,
+                                 lambda i=ips: self.count_remote("node1", VNI, vtep1)[1] == i,  # type: ignore[misc]
+                                 macs=False, what=f"(b) {n} zebra")  # fmt: skip
+            arps = base_arps if delete else base_arps + n
+            ovn = timed(t0, lambda a=arps: self.ovn_arps() == a, f"(b) {n} OVN")  # type: ignore[misc]
+            out += [zebra, ovn]
+        return out[0], out[1], out[2], out[3]
+
     # --- (a) ------------------------------------------------------------------------------
 
     def ports(self, n: int, tag: int) -> None:
@@ -486,13 +549,13 @@ def medians(rows: list[tuple[float, ...]]) -> tuple[float, ...]:
 
 
 def report(rows_a: list[tuple[int, tuple[float, ...]]],
-           rows_b: list[tuple[int, tuple[float, ...]]]) -> None:  # fmt: skip
+           rows_b: list[tuple[int, tuple[float, ...]]], who: str = "ovn-frr") -> None:  # fmt: skip
+    since = ("ovn-frr from SB's complete update of the (un)binding, SB: the request to it"
+             if who == "ovn-frr" else
+             f"{who} from the OVS transaction of the ports (its SB claim included)")  # fmt: skip
+    print(f"\n(a) OVN ports bound on node1 -> type-2 at vtep1 (MAC and MAC+IP each); {since}\n")
     print(
-        "\n(a) OVN ports bound on node1 -> type-2 at vtep1 (MAC and MAC+IP each); "
-        "ovn-frr from SB's complete update of the (un)binding, SB: the request to it\n"
-    )
-    print(
-        "| ports | floor add | ovn-frr add | ratio | SB | floor withdraw | ovn-frr withdraw "
+        f"| ports | floor add | {who} add | ratio | SB | floor withdraw | {who} withdraw "
         "| ratio | SB |"
     )
     print("|---|---|---|---|---|---|---|---|---|")
@@ -502,12 +565,10 @@ def report(rows_a: list[tuple[int, tuple[float, ...]]],
             f"| {orm:.2f} s | {orm / fr:.2f} | {sr:.2f} s |"
         )
     print(
-        "\n(b) vtep1 announces MAC+IPs -> node1: zebra's kernel install vs ovn-frr's ARP "
+        f"\n(b) vtep1 announces MAC+IPs -> node1: zebra's kernel install vs {who}'s ARP "
         "answers in OVS\n"
     )
-    print(
-        "| entries | zebra add | ovn-frr add | ratio | zebra withdraw | ovn-frr withdraw | ratio |"
-    )
+    print(f"| entries | zebra add | {who} add | ratio | zebra withdraw | {who} withdraw | ratio |")
     print("|---|---|---|---|---|---|---|")
     for n, (za, oa2, zr, or2) in rows_b:
         print(
@@ -548,7 +609,8 @@ def main() -> None:
         b = Bench(ev, published)
         wait_for(lambda: ev.remote_vtep_of("vtep1", VM1.mac) == NODE1, timeout=60,
                  what="vm1 at vtep1")  # fmt: skip
-        wait_for(lambda: b.flows("priority=10,") == 2, timeout=60, what="node1 wired")
+        if not ev.native:
+            wait_for(lambda: b.flows("priority=10,") == 2, timeout=60, what="node1 wired")
         rows_a: list[tuple[int, tuple[float, ...]]] = []
         rows_b: list[tuple[int, tuple[float, ...]]] = []
         for tag, n in enumerate(counts, 1):
@@ -556,19 +618,20 @@ def main() -> None:
             bb: list[tuple[float, ...]] = []
             b.make_ports(n, tag)
             for r in range(args.rounds):
-                bb.append(b.fabric_in(n, tag))
+                bb.append(b.native_in(n, tag) if ev.native else b.fabric_in(n, tag))
                 fa, fr = b.floor_out(n, tag)
                 for dev in (f"br-{FLOOR_VNI}", f"vxlan-{FLOOR_VNI}", f"lo-{FLOOR_VNI}"):
                     run(["ip", "link", "del", dev], netns=ev.lab.netns("node1"))
-                if tag == 1 and r == 0:
+                if tag == 1 and r == 0 and not ev.native:
                     b.stop_ovn_controller()
-                oa, sa, orm, sr = b.ovn_frr_out(n, tag)
+                out = b.native_out if ev.native else b.ovn_frr_out
+                oa, sa, orm, sr = out(n, tag)
                 a.append((fa, oa, sa, fr, orm, sr))
                 print(f"# {n} round {r + 1}: (a) " + " ".join(f"{x:.2f}" for x in a[-1])
                       + " (b) " + " ".join(f"{x:.2f}" for x in bb[-1]), flush=True)  # fmt: skip
             rows_a.append((n, medians(a)))
             rows_b.append((n, medians(bb)))
-        report(rows_a, rows_b)
+        report(rows_a, rows_b, "OVN 26.03" if ev.native else "ovn-frr")
     finally:
         if published is not None:
             published.close()

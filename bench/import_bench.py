@@ -15,6 +15,14 @@ the whole bench runs inside the kernel tier's User-Mode Linux guest (one CPU, sy
 slower than on the host: compare ratios, not times, and only within one run).
 
     sudo .venv/bin/python bench/import_bench.py --uml --vrf 1000 10000
+
+``--native`` (with ``--vrf``, OVN >= 25.03.2: the sid root's 26.03): each N a third time, with
+OVN's own import: ``GR_red`` also has ``dynamic-routing-vrf-id`` = red's table and node1 runs
+ovn-controller, so OVN learns red's table itself (SB ``Learned_Route``) and ovn-frr is only its
+host side (docs/native-routing.md); timed until SB holds all N, beside the same zebra floor.
+
+    sudo bash scripts/root.sh sid /opt/ovn-frr-venv/bin/python bench/import_bench.py \
+        --uml --vrf --native 1000 10000
 """
 
 from __future__ import annotations
@@ -31,7 +39,7 @@ from pathlib import Path
 from ovn_frr.lab import Lab, LabSpec, LinkSpec, NodeSpec, PeerSpec, wait_for
 from ovn_frr.lab.agent import AgentProcess, neighbors_config
 from ovn_frr.lab.nbtopo import openshift_node, vrf_lite_node
-from ovn_frr.lab.nbwatch import StaticRouteCount
+from ovn_frr.lab.nbwatch import LearnedRouteCount, StaticRouteCount
 from ovn_frr.lab.proc import read_pid
 from ovn_frr.lab.uml import run as uml_run
 
@@ -40,6 +48,10 @@ SPEC = LabSpec(nodes=(NodeSpec("node1"),), peers=(PeerSpec("tor1", 65001),),
 #: node1's BGP rendered by the agent, in VRF red (the router's VRF)
 VRF_SPEC = LabSpec(nodes=(NodeSpec("node1", bgp=False),), peers=(PeerSpec("tor1", 65001),),
                    links=(LinkSpec("node1", "tor1", vrf="red"),))  # fmt: skip
+#: the same with ovn-controller on node1 (OVN's own route exchange: --native)
+NATIVE_SPEC = LabSpec(nodes=(NodeSpec("node1", bgp=False, chassis=True),),
+                      peers=(PeerSpec("tor1", 65001),),
+                      links=(LinkSpec("node1", "tor1", vrf="red"),))  # fmt: skip
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -118,13 +130,17 @@ def timed(cond_zebra: object, cond_nb: object, timeout: float) -> tuple[float, f
     return t_zebra, t_nb
 
 
-def run(n: int, vrf: str = "") -> dict[str, float | str]:
+def run(n: int, vrf: str = "", native: bool = False) -> dict[str, float | str]:
     POLL["max_s"] = 0.0
-    with Lab(VRF_SPEC if vrf else SPEC) as lab:
+    with Lab(NATIVE_SPEC if native else VRF_SPEC if vrf else SPEC) as lab:
         assert lab.ovn is not None
         fast = "[import]\nreplay_hold_ms = 2000\n"
         if vrf:
             vrf_lite_node(lab)  # GR_red: no static routes of its own
+            if native:  # OVN's own exchange through red's table: OVN imports
+                table = lab.spec.vrf_table(vrf)
+                lab.ovn.nbctl("set", "Logical_Router", "GR_red",
+                              f"options:dynamic-routing-vrf-id={table}")  # fmt: skip
             agent = AgentProcess.start(lab, "node1", neighbors_config(lab, "node1") + fast)
             others = 0
         else:
@@ -138,7 +154,8 @@ def run(n: int, vrf: str = "") -> dict[str, float | str]:
             ps = prefixes(n)
             nb_pid = read_pid(lab.ovn.rundir / "nb.pid")
             northd_pid = read_pid(lab.ovn.rundir / "northd.pid")
-            with StaticRouteCount(lab.ovn.nb) as mon:
+            count = LearnedRouteCount(lab.ovn.sb) if native else StaticRouteCount(lab.ovn.nb)
+            with count as mon:
                 all0 = cpu_by_comm()
                 c0 = cpu_s(nb_pid), cpu_s(northd_pid), cpu_s(agent.proc.pid)
                 t0 = time.monotonic()
@@ -170,6 +187,8 @@ def run(n: int, vrf: str = "") -> dict[str, float | str]:
     return {
         "n": n,
         "vrf": vrf or "default",
+        # whose import: ovn-frr's (NB static routes) or OVN's own (SB Learned_Route)
+        "import": "ovn" if native else "ovn-frr",
         "zebra_add_s": round(tz, 2),
         "nb_add_s": round(tn, 2),
         "add_ratio": round(tn / tz, 2),
@@ -193,9 +212,11 @@ def main() -> None:
     if "--uml" in args:
         in_guest([a for a in args if a != "--uml"])
         return
-    vrfs = ["", "red"] if "--vrf" in args else [""]
-    sizes = [int(x) for x in args if x != "--vrf"] or [10_000]
-    results = [run(n, vrf) for n in sizes for vrf in vrfs]
+    runs = [("", False), ("red", False)] if "--vrf" in args else [("", False)]
+    if "--native" in args:
+        runs.append(("red", True))
+    sizes = [int(x) for x in args if x.isdigit()] or [10_000]
+    results = [run(n, vrf, native) for n in sizes for vrf, native in runs]
     cols = list(results[0])
     print("| " + " | ".join(cols) + " |")
     print("|" + "---|" * len(cols))

@@ -52,9 +52,10 @@ def local_ovsdb(lab: Lab, node: str) -> str:
     d.mkdir(parents=True, exist_ok=True)
     db = d / "conf.db"
     run(["ovsdb-tool", "create", str(db), VSWITCH_SCHEMA])
+    # its control socket beside it too (the default, /run/openvswitch, may not exist)
     run(["ovsdb-server", "--detach", "--no-chdir", f"--pidfile={d}/ovsdb.pid",
-         f"--log-file={d}/ovsdb.log", f"--remote=punix:{d}/db.sock", str(db)],
-        netns=lab.netns(node))  # fmt: skip
+         f"--log-file={d}/ovsdb.log", f"--remote=punix:{d}/db.sock",
+         f"--unixctl={d}/ovsdb.ctl", str(db)], netns=lab.netns(node))  # fmt: skip
     remote = f"unix:{d}/db.sock"
     wait_for((d / "db.sock").exists, timeout=10, what=f"{node}: local OVS db")
     run(["ovs-vsctl", f"--db={remote}", "--no-wait", "init"])

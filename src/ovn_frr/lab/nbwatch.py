@@ -142,3 +142,24 @@ class StaticRouteCount(_ClientWatch):
     def total(self) -> int:
         with self._lock:
             return sum(len(s) for s in self._routes.values())
+
+
+class LearnedRouteCount(_ClientWatch):
+    """How many routes OVN 25.03+ learned itself: SB ``Learned_Route`` rows (a root table, so
+    a row monitor of one column)."""
+
+    def __init__(self, sb_remote: str) -> None:
+        self._rows: set[str] = set()
+        super().__init__(["monitor", "--format=json", sb_remote, "OVN_Southbound",
+                          "Learned_Route", "ip_prefix"])  # fmt: skip
+
+    def _update(self, data: list[list[Any]], now: float) -> None:
+        for row, action, _prefix in data:
+            if action == "delete":
+                self._rows.discard(row)
+            elif action in ("initial", "insert"):
+                self._rows.add(row)
+
+    def total(self) -> int:
+        with self._lock:
+            return len(self._rows)
