@@ -27,9 +27,10 @@ varies by up to 2x (zebra, BGP and three FRR/OVN daemons share the cores).
 On OVN 25.09+ (the sid root's 26.03) OVN carries EVPN itself and ovn-frr is its host side
 (docs/evpn.md): the same floors, beside OVN's own path. (a) ovn-controller writes the local
 entries itself, for ports it has bound: the N ports are OVS internal ports of br-int (with
-``iface-id``), timed from their OVS transaction until vtep1 holds all N (ovn-controller's
-claim of them in SB included), then from their removal. (b) until ovn-controller's
-``evpn/vtep-arp-list`` holds all N IPs (the remote IPs OVN answers ARP/ND for itself).
+``iface-id``), timed from the moment SB holds all N bound (ovn-controller's claims, the
+start ovn-frr's figure has too) until vtep1 holds all N, then the same for their removal.
+(b) until ovn-controller's ``evpn/vtep-arp-list`` holds all N IPs (the remote IPs OVN answers
+ARP/ND for itself).
 
     sudo bash scripts/root.sh sid /opt/ovn-frr-venv/bin/python bench/evpn.py --counts 1000
 
@@ -336,11 +337,25 @@ class Bench:
                    "evpn/vtep-arp-list"])  # fmt: skip
         return sum(1 for line in out.splitlines() if "IP: " in line)
 
+    def claimed(self, client: Client, chassis: str) -> int:
+        """Port_Binding rows SB has bound to ``chassis``."""
+        rows = client.call([{"op": "select", "table": "Port_Binding",
+                             "where": [["chassis", "==", ["uuid", chassis]]],
+                             "columns": ["_uuid"]}])[0]["rows"]  # fmt: skip
+        return len(rows)
+
     def native_out(self, n: int, tag: int) -> tuple[float, float, float, float]:
-        """(add, 0, withdraw, 0): N OVS ports bound on node1 by ovn-controller -> vtep1."""
+        """(add, claim, withdraw, release): N OVS ports bound on node1 by ovn-controller ->
+        vtep1. ``add``/``withdraw`` from the moment SB has all N (un)bound (ovn-controller's
+        claims: the equivalent of ovn-frr's start), ``claim``/``release`` the time from the
+        OVS transaction to it."""
         base = self.count_remote("vtep1", VNI, NODE1)
         want = (base[0] + n, base[1] + n)
         ch = self.lab.chassis["node1"]
+        chassis = self.ovn.sbctl("--bare", "--columns=_uuid", "find", "Chassis",
+                                 "name=node1").strip()  # fmt: skip
+        client = Client(self.ovn.sb, "OVN_Southbound")
+        bound0 = self.claimed(client, chassis)
         out: list[float] = []
         for delete in (False, True):
             t0 = time.monotonic()
@@ -353,9 +368,14 @@ class Bench:
                               "type=internal", f"external_ids:iface-id=p{tag}-{i}"])  # fmt: skip
                 ch.vsctl(*cmds[1:])
             goal = base if delete else want
-            out.append(timed(t0, lambda g=goal: self.count_remote("vtep1", VNI, NODE1) == g,  # type: ignore[misc]
-                             f"(a) {n} OVN {'withdraw' if delete else 'add'}"))  # fmt: skip
-        return out[0], 0.0, out[1], 0.0
+            bound = bound0 if delete else bound0 + n
+            claim = timed(t0, lambda b=bound: self.claimed(client, chassis) == b, "claims")  # type: ignore[misc]
+            t1 = t0 + claim
+            done = timed(t1, lambda g=goal: self.count_remote("vtep1", VNI, NODE1) == g,  # type: ignore[misc]
+                         f"(a) {n} OVN {'withdraw' if delete else 'add'}")  # fmt: skip
+            out += [done, claim]
+        client.close()
+        return out[0], out[1], out[2], out[3]
 
     def native_in(self, n: int, tag: int) -> tuple[float, float, float, float]:
         """(zebra add, OVN add, zebra delete, OVN delete): vtep1's N MAC+IPs -> node1's
@@ -552,7 +572,8 @@ def report(rows_a: list[tuple[int, tuple[float, ...]]],
            rows_b: list[tuple[int, tuple[float, ...]]], who: str = "ovn-frr") -> None:  # fmt: skip
     since = ("ovn-frr from SB's complete update of the (un)binding, SB: the request to it"
              if who == "ovn-frr" else
-             f"{who} from the OVS transaction of the ports (its SB claim included)")  # fmt: skip
+             f"{who} from SB holding all N (un)bound, SB: from the OVS transaction of the "
+             "ports to it (ovn-controller's claims)")  # fmt: skip
     print(f"\n(a) OVN ports bound on node1 -> type-2 at vtep1 (MAC and MAC+IP each); {since}\n")
     print(
         f"| ports | floor add | {who} add | ratio | SB | floor withdraw | {who} withdraw "
