@@ -73,6 +73,9 @@ def test_type2_and_type3_both_ways(ev: EvpnLab) -> None:
     assert f"{VTEP1}:4789" in v["ovn"]["remote_vteps"]  # ovn-controller's
     wait_for(lambda: ev.vni_status("node1")["ovn"]["remote_macs"] >= 1, timeout=30,
              what="host1's MAC in ovn-controller's FDB")  # fmt: skip
+    # trace: the remote MAC's story says what ovn-controller knows of it
+    story = " ".join(ev.agents["node1"].trace(HOST1.mac)["story"])
+    assert "in ovn-controller's evpn/vtep-fdb-list" in story, story
 
 
 def test_the_host_side_is_ovn_frrs(ev: EvpnLab) -> None:

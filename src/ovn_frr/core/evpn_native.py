@@ -104,6 +104,12 @@ class OvnEvpn:
     #: why it could not be asked ("" when it was)
     error: str = ""
 
+    def has_mac(self, mac: str, vni: int) -> bool:
+        return (mac, vni) in self.fdb
+
+    def has_ip(self, ip: str, vni: int) -> bool:
+        return any(i == ip and v == vni for i, _, v in self.arp)
+
     def for_vni(self, vni: int) -> dict[str, object]:
         return {
             "remote_vteps": sorted(f"{ip}:{port}" for ip, port, v in self.remote_vteps if v == vni),

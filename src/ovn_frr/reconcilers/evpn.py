@@ -499,7 +499,7 @@ class EvpnReconciler:
                 story.append(
                     f"VNI {v.sw.vni}: {ip} is {rmac} behind VTEP {vtep} (type-2 MAC+IP)"
                     + (
-                        " -> ARP/ND answered by ovn-controller"
+                        self._native_ip(str(ip), v.sw.vni)
                         if v.ovn is not None
                         else f" -> ARP/ND answered in {v.sw.devices.ovs_bridge}"
                     )
@@ -539,7 +539,7 @@ class EvpnReconciler:
                     f"VNI {v.sw.vni}: {mac} is remote, behind VTEP {vtep} (type-2"
                     f"{' with ' + ', '.join(ips) if ips else ''}) -> OVN reaches it"
                     + (
-                        " through OVS's vxlan port (OVN's own EVPN)"
+                        self._native_mac(mac, v.sw.vni)
                         if v.ovn is not None
                         else f" through localnet {v.sw.network} and {v.sw.devices.vxlan}"
                     )
@@ -548,6 +548,17 @@ class EvpnReconciler:
         if not doc:
             story.append(f"{mac} is in no EVPN switch on this chassis, local or remote")
         return TracePart({"mac": mac, "evpn": doc}, tuple(story))
+
+    def _native_ip(self, ip: str, vni: int) -> str:
+        known = self.native is not None and self.native.last_ovn.has_ip(ip, vni)
+        return (" -> ARP/ND answered by ovn-controller (evpn/vtep-arp-list)" if known
+                else " -> not in ovn-controller's evpn/vtep-arp-list yet")  # fmt: skip
+
+    def _native_mac(self, mac: str, vni: int) -> str:
+        known = self.native is not None and self.native.last_ovn.has_mac(mac, vni)
+        return (" through OVS's vxlan port (OVN's own EVPN: in ovn-controller's "
+                "evpn/vtep-fdb-list)" if known
+                else ", not in ovn-controller's evpn/vtep-fdb-list yet")  # fmt: skip
 
     async def close(self) -> None:
         if self._monitor is not None:

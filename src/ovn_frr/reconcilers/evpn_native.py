@@ -75,6 +75,8 @@ class NativeHost:
         self.ovs = ovs
         self.localnet = localnet
         self.controller = controller
+        #: what ovn-controller said at the last pass (trace)
+        self.last_ovn = OvnEvpn()
 
     def run(self, intent: EvpnIntent, active: bool) -> PassResult:
         """Serve ``intent``'s switches (``active``: EVPN is on), or take ovn-frr's part down."""
@@ -96,6 +98,7 @@ class NativeHost:
         if active and (why := port_problem(s.port)):
             problems.append(why)
         ovn = self.controller.evpn() if switches else OvnEvpn()
+        self.last_ovn = ovn
         if ovn.error:
             problems.append(f"ovn-controller's EVPN state could not be read: {ovn.error}")
         views: list[VniView] = []
