@@ -43,8 +43,9 @@ def ev() -> Iterator[EvpnLab]:
 
 
 def _leftovers_of_the_own_path(ev: EvpnLab) -> None:
-    """What ovn-frr's own data path (OVN < 25.09) leaves on node1: an OVS bridge, its mapping
-    and the switch's localnet port (an OVN upgraded to 25.09 under a running ovn-frr)."""
+    """What ovn-frr's own data path (OVN < 25.09) leaves: an OVS bridge and its mapping on
+    node1, the switch's localnet port in NB (an OVN upgraded to 25.09 under a running
+    ovn-frr)."""
     assert ev.lab.ovn is not None
     ch = ev.lab.chassis["node1"]
     mapping = f'external_ids:ovn-bridge-mappings="ovnfrr-evpn-{VNI}:br-ev{VNI}"'
@@ -88,20 +89,28 @@ def test_the_host_side_is_ovn_frrs(ev: EvpnLab) -> None:
     ch = ev.lab.chassis["node1"]
     ids = ch.vsctl("get", "Open_vSwitch", ".", "external_ids")
     for kv in (f'ovn-evpn-local-ip="{NODE1}"', 'ovn-evpn-vxlan-ports="4789"',
-               'ovn-frr-evpn-chassis="true"'):  # fmt: skip
+               'ovn-frr-evpn-chassis="ovn-evpn-local-ip,ovn-evpn-vxlan-ports"'):  # fmt: skip
         assert kv in ids, ids
     assert OVN_PORT in ch.vsctl("list-ports", "br-int")
 
 
-def test_what_the_own_path_left_is_gone(ev: EvpnLab) -> None:
+def test_what_the_own_path_left_goes_from_this_chassis(ev: EvpnLab) -> None:
+    """Its OVS bridge and mapping go; its localnet port is NB's, shared with chassis that may
+    still run older OVN: it stays, reported until someone removes it."""
     ch, nb = ev.lab.chassis["node1"], ev.lab.ovn
     assert nb is not None
     wait_for(lambda: f"br-ev{VNI}" not in ch.vsctl("list-br"), timeout=30,
              what="ovn-frr's OVS bridge removed")  # fmt: skip
     assert "ovnfrr-evpn" not in ch.vsctl("--if-exists", "get", "Open_vSwitch", ".",
                                          "external_ids:ovn-bridge-mappings")  # fmt: skip
-    wait_for(lambda: f"ovnfrr-evpn-{VNI}" not in nb.nbctl("lsp-list", SWITCH),
-             timeout=30, what="ovn-frr's localnet port removed")  # fmt: skip
+    assert f"ovnfrr-evpn-{VNI}" in nb.nbctl("lsp-list", SWITCH)
+    wait_for(lambda: any(f"localnet port ovnfrr-evpn-{VNI}" in p
+                         for p in ev.status("node1")["agent"]["problems"]),
+             timeout=30, what="the leftover localnet port reported")  # fmt: skip
+    nb.nbctl("lsp-del", f"ovnfrr-evpn-{VNI}")
+    wait_for(lambda: not any("localnet port" in p
+                             for p in ev.status("node1")["agent"]["problems"]),
+             timeout=30, what="the report gone with the port")  # fmt: skip
 
 
 def test_ping_crosses_ovs_not_the_kernel_vxlan(ev: EvpnLab) -> None:

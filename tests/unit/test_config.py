@@ -285,6 +285,11 @@ BAD_CONFIGS = [
         ],
     ),
     (
+        "the kernel VXLAN devices' port is not OVS's",
+        BASE + "[evpn]\nudp_port = 4789\ncontrol_udp_port = 4789\n",
+        ["evpn.control_udp_port: 4789 is also udp_port"],
+    ),
+    (
         "toml syntax",
         "[bgp\nasn = 1\n",
         [

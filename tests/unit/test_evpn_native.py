@@ -18,27 +18,51 @@ from ovn_frr.core.evpn_native import (
 WANT = chassis_settings("192.0.2.1", 4789)
 
 
+BOTH = f"{LOCAL_IP},{VXLAN_PORTS}"
+
+
+def after(current: dict[str, str], want: dict[str, str] | None) -> dict[str, str]:
+    """``current`` once the change is made (the next pass reads this)."""
+    change = chassis_change(current, want)
+    out = {**current, **change.set}
+    return {k: v for k, v in out.items() if k not in change.remove}
+
+
 def test_settings_are_set_and_marked_on_a_fresh_chassis() -> None:
     change = chassis_change({"system-id": "node1"}, WANT)
-    assert dict(change.set) == {LOCAL_IP: "192.0.2.1", VXLAN_PORTS: "4789", CHASSIS_OWNER: "true"}
+    assert dict(change.set) == {LOCAL_IP: "192.0.2.1", VXLAN_PORTS: "4789", CHASSIS_OWNER: BOTH}
     assert not change.remove and not change.problems
 
 
 def test_nothing_changes_when_in_place() -> None:
-    assert not chassis_change({**WANT, CHASSIS_OWNER: "true"}, WANT)
+    assert not chassis_change({**WANT, CHASSIS_OWNER: BOTH}, WANT)
     # an operator's identical keys are used as they are, and not taken over
     assert not chassis_change(dict(WANT), WANT)
     assert not chassis_change(dict(WANT), None).remove
 
 
-def test_an_operators_other_value_is_reported_not_overwritten() -> None:
-    change = chassis_change({LOCAL_IP: "198.51.100.9"}, WANT)
-    assert dict(change.set) == {VXLAN_PORTS: "4789", CHASSIS_OWNER: "true"}
+def test_an_operators_other_value_is_never_taken_over() -> None:
+    first = {LOCAL_IP: "198.51.100.9"}
+    change = chassis_change(first, WANT)
+    assert dict(change.set) == {VXLAN_PORTS: "4789", CHASSIS_OWNER: VXLAN_PORTS}
     assert len(change.problems) == 1 and "ovn-evpn-local-ip=198.51.100.9" in change.problems[0]
+    # the next pass, and the one after: still the operator's, still reported
+    second = after(first, WANT)
+    assert second[LOCAL_IP] == "198.51.100.9" and chassis_change(second, WANT).problems
+    assert after(second, WANT) == second
+    # EVPN off: only what ovn-frr wrote goes
+    assert after(second, None) == {LOCAL_IP: "198.51.100.9"}
+
+
+def test_an_operators_equal_value_stays_the_operators() -> None:
+    first = {LOCAL_IP: "192.0.2.1"}
+    second = after(first, WANT)
+    assert second[CHASSIS_OWNER] == VXLAN_PORTS
+    assert after(second, None) == first
 
 
 def test_ovn_frrs_own_keys_follow_the_config_and_go_with_evpn() -> None:
-    mine = {LOCAL_IP: "198.51.100.9", VXLAN_PORTS: "4789", CHASSIS_OWNER: "true", "x": "y"}
+    mine = {LOCAL_IP: "198.51.100.9", VXLAN_PORTS: "4789", CHASSIS_OWNER: BOTH, "x": "y"}
     assert dict(chassis_change(mine, WANT).set) == {LOCAL_IP: "192.0.2.1"}
     assert chassis_change(mine, None).remove == (LOCAL_IP, VXLAN_PORTS, CHASSIS_OWNER)
 

@@ -11,7 +11,7 @@ from ovn_frr.core.importer import learning_routers
 from ovn_frr.core.model import ImportPolicy
 from ovn_frr.core.native_routing import mark_native, native_vrfs, why_native
 from ovn_frr.core.ovn import LogicalRouter, OvnState, map_vrfs
-from ovn_frr.core.vrf import VrfConfig, needed_vrfs, plan_vrfs
+from ovn_frr.core.vrf import KernelLink, KernelVrf, VrfConfig, needed_vrfs, plan_vrfs
 from ovn_frr.frr.render import render
 from tests.unit.test_advertise import NODE_PORT, PODS, UPLINK, ip
 
@@ -43,6 +43,9 @@ def test_a_router_is_native_where_ovn_and_frr_meet_in_its_table() -> None:
     maintained = replace(UPLINK, routing=replace(UPLINK.routing, maintain_vrf=True))
     r = replace(gr("GR_a", **RED), ports=(NODE_PORT, maintained))
     assert "dynamic-routing-maintain-vrf" in why_native(r, vrf_id=False)
+    # with no -vrf-name OVN names its VRF after a table unknown here (the tunnel key)
+    unnamed = replace(gr("GR_a", **{"dynamic-routing-vrf-id": "7"}), ports=(NODE_PORT, maintained))
+    assert why_native(unnamed, vrf_id=False) == ""
 
 
 def test_native_routers_are_not_imported_into_nor_announced() -> None:
@@ -71,7 +74,18 @@ def test_the_native_vrf_redistributes_ovns_kernel_routes() -> None:
 def test_a_vrf_ovn_maintains_is_not_made_by_ovn_frr() -> None:
     maintained = replace(UPLINK, routing=replace(UPLINK.routing, maintain_vrf=True))
     r = replace(gr("GR_red", **RED), ports=(NODE_PORT, maintained))
-    needed = needed_vrfs(mark_native(state(r), vrf_id=True), VrfConfig())
+    config = VrfConfig(interfaces={"red": ("eth1",)})
+    needed = needed_vrfs(mark_native(state(r), vrf_id=True), config)
     assert needed["red"].ovn_makes
     plan = plan_vrfs(needed, (), ())
     assert plan.create == () and plan.problems == ()
+    # once OVN made it, the node config's interfaces go in (as into a VRF of ovn-frr's)
+    plan = plan_vrfs(needed, (KernelVrf("red", 5, ours=False),), (KernelLink("eth1"),))
+    assert plan.enslave == (("eth1", "red"),) and plan.remove == ()
+    assert plan.view[0][2] == "ovn"
+
+
+def test_only_vrfs_this_chassis_may_serve_redistribute() -> None:
+    elsewhere = replace(gr("GR_red", **RED, **{"dynamic-routing-vrf-id": "10042"}),
+                        pinned_here=False)  # fmt: skip
+    assert native_vrfs(mark_native(state(elsewhere), vrf_id=True)) == frozenset()

@@ -84,6 +84,9 @@ def _check_l3vnis(cfg: NodeConfig) -> Iterator[Problem]:
 
 
 def _check_evpn(evpn: EvpnConfig) -> Iterator[Problem]:
+    if evpn.control_udp_port == evpn.udp_port:
+        # OVS's own VXLAN port (OVN 25.09+) listens there: the kernel devices must not
+        yield "evpn.control_udp_port", f"{evpn.control_udp_port} is also udp_port"
     for key in evpn.vnis:
         if int(key) > VNI_MAX:
             yield f"evpn.vnis.{key}", f"{key} is not a VNI (1..{VNI_MAX})"

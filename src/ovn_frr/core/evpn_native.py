@@ -31,8 +31,8 @@ CONTROL_PORT = 60000
 OVN_DEFAULT_PORT = 4789
 LOCAL_IP = "ovn-evpn-local-ip"
 VXLAN_PORTS = "ovn-evpn-vxlan-ports"
-#: marks the two keys above as ovn-frr's (its value: "true"); without it they are an
-#: operator's and never changed or removed
+#: names the keys above that ovn-frr wrote (its value: a comma list); a key it does not name is
+#: an operator's, never changed or removed
 CHASSIS_OWNER = "ovn-frr-evpn-chassis"
 
 
@@ -54,28 +54,36 @@ def chassis_settings(local_ip: str, port: int) -> dict[str, str]:
 
 def chassis_change(current: Mapping[str, str], want: Mapping[str, str] | None) -> ChassisChange:
     """The change that makes ``current`` (the row's ``external_ids``) hold ``want`` (None: EVPN
-    is off, ovn-frr's keys go). A key an operator set to another value is left as it is and
-    reported; keys that already hold ovn-frr's values are not taken over."""
-    ours = current.get(CHASSIS_OWNER) == "true"
+    is off, ovn-frr's keys go). Only the keys :data:`CHASSIS_OWNER` names are ovn-frr's: a key
+    an operator set to another value is left as it is and reported, one that already holds
+    ovn-frr's value is used and not taken over."""
+    ours = owned_keys(current)
     if want is None:
-        if not ours:
-            return ChassisChange()
-        return ChassisChange(remove=tuple(k for k in (LOCAL_IP, VXLAN_PORTS, CHASSIS_OWNER)
-                                          if k in current))  # fmt: skip
+        gone = tuple(k for k in sorted(ours) if k in current)
+        return ChassisChange(remove=gone + ((CHASSIS_OWNER,) if CHASSIS_OWNER in current
+                                            else ()))  # fmt: skip
     put: dict[str, str] = {}
     problems: list[str] = []
+    mine = set(ours)
     for key, value in want.items():
         have = current.get(key)
         if have == value:
             continue
-        if have is None or ours:
+        if have is None or key in ours:
             put[key] = value
+            mine.add(key)
         else:
             problems.append(f"Open_vSwitch external_ids:{key}={have} is not ovn-frr's (it "
                             f"would be {value}): left as it is")  # fmt: skip
-    if put and not ours:
-        put[CHASSIS_OWNER] = "true"
+    if mine != ours:
+        put[CHASSIS_OWNER] = ",".join(sorted(mine))
     return ChassisChange(put, (), tuple(problems))
+
+
+def owned_keys(current: Mapping[str, str]) -> frozenset[str]:
+    """The chassis keys ovn-frr wrote (its marker's list; nothing else is taken as its)."""
+    listed = {k.strip() for k in current.get(CHASSIS_OWNER, "").split(",")}
+    return frozenset(listed & {LOCAL_IP, VXLAN_PORTS})
 
 
 def port_problem(port: int) -> str | None:

@@ -11,8 +11,9 @@ to table N, OVN and FRR meet, and the router is served natively:
 - the router's ``dynamic-routing-vrf-id`` is its VRF's table (ovn-frr makes the VRF with that
   table; an operator's VRF with another table is a problem of the VRF pipeline), on an OVN that
   reads the option; or
-- a port of the router has ``dynamic-routing-maintain-vrf=true``: OVN makes the VRF device for
-  its table N itself, and ovn-frr uses it as it finds it.
+- a port of the router has ``dynamic-routing-maintain-vrf=true`` and the router names its VRF
+  (``dynamic-routing-vrf-name``): OVN makes that VRF device for its table N itself, and ovn-frr
+  uses it as it finds it (its interfaces of the node config put in).
 
 A router served natively is neither imported into (its ``Learned_Route`` rows are OVN's import)
 nor announced with ``network`` lines by ovn-frr: its VRF's BGP instance redistributes the
@@ -29,7 +30,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ovn_frr.core.ovn import OPT_MAINTAIN_VRF, OPT_VRF_ID, LogicalRouter, OvnState
+from ovn_frr.core.ovn import OPT_MAINTAIN_VRF, OPT_VRF, OPT_VRF_ID, LogicalRouter, OvnState
 
 
 def why_native(r: LogicalRouter, vrf_id: bool) -> str:
@@ -42,7 +43,9 @@ def why_native(r: LogicalRouter, vrf_id: bool) -> str:
         return (f"OVN exchanges its routes through table {rt.vrf_id} ({OPT_VRF_ID}), "
                 f"VRF {rt.vrf}'s")  # fmt: skip
     ports = [p.name for p in r.ports if p.routing.maintain_vrf]
-    if ports:
+    # OVN names the VRF it makes by -vrf-name, else ovnvrf<table>: with no -vrf-name (and an
+    # OVN that ignores -vrf-id) that is the datapath's tunnel key, unknown here
+    if ports and r.options.get(OPT_VRF, "").strip():
         return (f"OVN makes VRF {rt.vrf} for it ({OPT_MAINTAIN_VRF} on {ports[0]}) and "
                 "exchanges its routes through that VRF's table")  # fmt: skip
     return ""
@@ -59,5 +62,8 @@ def mark_native(state: OvnState, vrf_id: bool) -> OvnState:
 
 
 def native_vrfs(state: OvnState) -> frozenset[str]:
-    """The VRFs whose BGP instance announces OVN's own routes (``redistribute kernel``)."""
-    return frozenset(r.routing.vrf for r in state.routers if r.routing.native and r.routing.vrf)
+    """The VRFs whose BGP instance announces OVN's own routes (``redistribute kernel``): those
+    of the native routers this chassis may serve (not a gateway router of another chassis)."""
+    return frozenset(r.routing.vrf for r in state.routers
+                     if r.routing.native and r.routing.vrf
+                     and not ("chassis" in r.options and not r.pinned_here))  # fmt: skip

@@ -291,8 +291,9 @@ def plan_vrfs(
             if need.table is not None and need.table != cur.table:
                 problems.append(f"VRF {name}: table {need.table} asked ({', '.join(need.users)}),"
                                 f" the kernel's has table {cur.table}")  # fmt: skip
-            view.append((name, cur.table, "ovn-frr" if cur.ours else "operator", need.users))
-            if cur.ours:
+            owner = "ovn-frr" if cur.ours else "ovn" if need.ovn_makes else "operator"
+            view.append((name, cur.table, owner, need.users))
+            if cur.ours or need.ovn_makes:  # (OVN's own: its interfaces go in too)
                 enslave += _members(need, cur.members, present, problems)
             elif missing := [i for i in need.interfaces if i not in cur.members]:
                 problems.append(f"VRF {name} is the operator's (left as it is): "

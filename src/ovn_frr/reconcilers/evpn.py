@@ -114,8 +114,7 @@ class EvpnReconciler:
         #: OVN 25.09+: the host side of OVN's own EVPN
         self.native = (NativeHost(NativeSettings(settings.local_ip, settings.port, settings.mtu,
                                                  settings.control_port, settings.names_required),
-                                  kernel, ovs, localnet,
-                                  controller or OvnController("/run/ovn"))
+                                  kernel, ovs, controller or OvnController("/run/ovn"))
                        if settings.ovn_native else None)  # fmt: skip
         #: the wired VNIs, for the ARP/ND answers (a pipeline of their own: the agent runs
         #: ``answers`` beside this one)

@@ -1,11 +1,14 @@
 """The EVPN pipeline's pass where OVN carries EVPN itself (25.09+): ovn-frr is the host side
 (:mod:`ovn_frr.core.evpn_native`). Per EVPN switch it makes the kernel devices the switch's
 options name, for zebra alone; it sets the chassis' ``ovn-evpn-local-ip`` /
-``ovn-evpn-vxlan-ports``; it takes down what ovn-frr's own data path of older OVN left (its OVS
-bridges, their bridge mappings and its localnet ports: an upgrade of OVN to 25.09 hands the
-VNIs over to ovn-controller); and it reads, for status, the entries zebra and ovn-controller
-keep in those devices and what ovn-controller says it learned. It writes no FDB or neighbour
-entry: ovn-controller writes the local ones itself.
+``ovn-evpn-vxlan-ports``; it takes down what ovn-frr's own data path of older OVN left on this
+chassis (its OVS bridges and their bridge mappings: an upgrade of OVN to 25.09 hands the VNIs
+over to ovn-controller; its localnet ports, NB's, are reported); and it reads, for status, the
+entries zebra and ovn-controller keep in those devices and what ovn-controller says it
+learned. It writes no FDB or neighbour entry: ovn-controller writes the local ones itself.
+
+Its kernel, OVS and ovn-controller are the Protocols below (the adapters ``KernelEvpn``,
+``LocalOvs`` and ``OvnController``; fakes in the unit tests).
 
 Level-triggered like the rest of the pipeline: each pass reads the kernel, the local OVS and
 ovn-controller and changes only what differs.
@@ -15,15 +18,20 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from ovn_frr.core.evpn import (
     LOCALNET,
     OPT_ADVERTISE_IF,
     OPT_BRIDGE,
     OPT_VXLAN,
+    Devices,
     EvpnIntent,
     EvpnSwitch,
+    KernelVni,
+    default_devices,
 )
 from ovn_frr.core.evpn_native import (
     CONTROL_PORT,
@@ -32,12 +40,44 @@ from ovn_frr.core.evpn_native import (
     chassis_settings,
     port_problem,
 )
-from ovn_frr.kernel.evpn import KernelEvpn, Link, VniSpec
+from ovn_frr.core.model import Address
+from ovn_frr.kernel.evpn import Link, VniSpec
 from ovn_frr.ovn.errors import OvnError
-from ovn_frr.ovn.localnet import LocalnetWriter
 from ovn_frr.reconcilers.evpn_views import PassResult, VniView
-from ovn_frr.vswitch.bridges import LocalOvs
-from ovn_frr.vswitch.controller import OvnController
+from ovn_frr.vswitch.bridges import OvsState
+
+
+class Kernel(Protocol):
+    """The kernel's EVPN devices and entries (:class:`ovn_frr.kernel.evpn.KernelEvpn`)."""
+
+    def links(self) -> dict[str, Link]: ...
+    def owned(self, links: dict[str, Link]) -> dict[int, list[Link]]: ...
+    def problems(self, spec: VniSpec, links: dict[str, Link]) -> list[str]: ...
+    def ensure(
+        self, spec: VniSpec, links: dict[str, Link], userspace: bool = True
+    ) -> list[str]: ...
+    def remove(self, vni: int, links: Sequence[Link]) -> None: ...
+    def read_neighbours(
+        self, bridge: str, remote_only: bool = False
+    ) -> tuple[dict[Address, str], dict[Address, str]]: ...
+    def read_fdb(self, d: Devices) -> KernelVni: ...
+
+
+class Ovs(Protocol):
+    """The local Open vSwitch (:class:`ovn_frr.vswitch.bridges.LocalOvs`)."""
+
+    def state(self) -> OvsState: ...
+    def external_ids(self) -> dict[str, str]: ...
+    def update_external_ids(self, put: Mapping[str, str], remove: Sequence[str]) -> None: ...
+    def remove_bridge(self, bridge: str) -> None: ...
+    def set_mappings(self, mappings: Mapping[str, str]) -> None: ...
+
+
+class Controller(Protocol):
+    """The local ovn-controller (:class:`ovn_frr.vswitch.controller.OvnController`)."""
+
+    def evpn(self) -> OvnEvpn: ...
+
 
 log = logging.getLogger(__name__)
 
@@ -65,15 +105,13 @@ class NativeHost:
     def __init__(
         self,
         settings: NativeSettings,
-        kernel: KernelEvpn,
-        ovs: LocalOvs,
-        localnet: LocalnetWriter,
-        controller: OvnController,
+        kernel: Kernel,
+        ovs: Ovs,
+        controller: Controller,
     ) -> None:
         self.settings = settings
         self.kernel = kernel
         self.ovs = ovs
-        self.localnet = localnet
         self.controller = controller
         #: what ovn-controller said at the last pass (trace)
         self.last_ovn = OvnEvpn()
@@ -118,15 +156,14 @@ class NativeHost:
             if vni not in wanted:
                 self.kernel.remove(vni, devs)
                 changes.append(f"removed VNI {vni} devices")
-        self._drop_own_path(intent, changes)
+        self._drop_own_path(intent, changes, problems)
         if changes:
             log.info("evpn_native_changes %s", "; ".join(changes))
         return PassResult(tuple(views), tuple(problems), 0, tuple(changes))
 
     def teardown(self, intent: EvpnIntent) -> PassResult:
-        """EVPN off: remove what ovn-frr made, ``intent``'s localnet ports of older OVN among
-        it (a node whose kernel holds none of ovn-frr's devices and whose OVS cannot be asked
-        has nothing to remove)."""
+        """EVPN off: remove what ovn-frr made on this chassis (a node whose kernel holds none
+        of ovn-frr's devices and whose OVS cannot be asked has nothing to remove)."""
         try:
             return self.run(intent, active=False)
         except OSError as exc:
@@ -146,6 +183,21 @@ class NativeHost:
             return [f"switch {sw.switch}: OVN 26.03 serves an EVPN switch only with its "
                     f"devices named, and {', '.join(sw.unnamed)} is not set (OVN 25.09's "
                     f"name would be {', '.join(_default(sw, o) for o in sw.unnamed)})"]  # fmt: skip
+        notes: list[str] = []
+        if not s.names_required:
+            # OVN 25.09 uses br-N, vxlan-N, lo-N whatever the options say: those are made
+            named = default_devices(sw.vni)
+            if d.kernel() != named.kernel():
+                notes.append(f"switch {sw.switch}: OVN 25.09 names the devices "
+                             f"{', '.join(named.kernel())} itself (the switch's "
+                             "dynamic-routing-*-ifname options need OVN 26.03): those are "
+                             "made")  # fmt: skip
+                d = named
+                sw = dataclasses.replace(sw, devices=named)
+            if sw.ip:
+                notes.append(f"switch {sw.switch}: OVN 25.09 announces a switch's MACs only "
+                             "with dynamic-routing-redistribute=fdb exactly (fdb,ip needs OVN "
+                             "26.03): this one announces nothing")  # fmt: skip
         spec = VniSpec(sw.vni, d, s.local_ip, s.control_port, s.mtu)
         clash = [f"VNI {sw.vni} (switch {sw.switch}): {c}"
                  for c in self.kernel.problems(spec, links)]  # fmt: skip
@@ -162,21 +214,27 @@ class NativeHost:
         local_ips, remote_ips = self.kernel.read_neighbours(d.bridge)
         seen = dataclasses.replace(self.kernel.read_fdb(d), local_ips=local_ips,
                                    remote_ips=remote_ips)  # fmt: skip
-        return VniView(sw, seen, None, ovn=ovn.for_vni(sw.vni))
+        return VniView(sw, seen, None, tuple(notes), ovn=ovn.for_vni(sw.vni))
 
-    def _drop_own_path(self, intent: EvpnIntent, changes: list[str]) -> None:
-        """What ovn-frr's own data path (OVN < 25.09) left: its OVS bridges, their mappings
-        and its localnet ports (OVN's own data path needs none of them)."""
-        state = self.ovs.state()
-        for bridge in sorted(state.bridges.values()):
-            self.ovs.remove_bridge(bridge)
-            changes.append(f"removed ovs bridge {bridge}")
-        kept = {n: b for n, b in state.mappings.items() if not n.startswith(LOCALNET)}
-        if kept != dict(state.mappings):
-            self.ovs.set_mappings(kept)
-            changes.append("removed ovn-frr's bridge mappings")
+    def _drop_own_path(self, intent: EvpnIntent, changes: list[str], problems: list[str]) -> None:
+        """What ovn-frr's own data path (OVN < 25.09) left on this chassis: its OVS bridges
+        and their mappings (OVN's own data path needs neither). Its localnet ports stay: they
+        are NB's, shared by every chassis, and one still on older OVN uses its own (each is
+        reported here, to be removed once no chassis is). A failure is a problem of this
+        pass, not its end."""
+        try:
+            state = self.ovs.state()
+            for bridge in sorted(state.bridges.values()):
+                self.ovs.remove_bridge(bridge)
+                changes.append(f"removed ovs bridge {bridge}")
+            kept = {n: b for n, b in state.mappings.items() if not n.startswith(LOCALNET)}
+            if kept != dict(state.mappings):
+                self.ovs.set_mappings(kept)
+                changes.append("removed ovn-frr's bridge mappings")
+        except OSError as exc:
+            problems.append(f"ovn-frr's own EVPN path could not be removed from OVS: {exc}")
         ports = [(x.switch_uuid, x.port) for x in intent.stale]
         ports += [(sw.switch_uuid, sw.network) for sw in intent.switches if sw.localnet_present]
-        for switch_uuid, port in ports:
-            if self.localnet.remove(switch_uuid, port):
-                changes.append(f"removed localnet {port}")
+        problems += [f"localnet port {port} of ovn-frr's own EVPN path (OVN < 25.09) is still "
+                     "in NB: remove it once no chassis runs OVN older than 25.09"
+                     for _uuid, port in ports]  # fmt: skip
