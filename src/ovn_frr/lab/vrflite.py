@@ -21,7 +21,7 @@ import sys
 
 from ovn_frr.lab.evpn import TX_OFF, Host, plug, veth_host
 from ovn_frr.lab.lab import Lab
-from ovn_frr.lab.nbtopo import VrfTenant
+from ovn_frr.lab.nbtopo import VrfTenant, vrf_lite_node
 from ovn_frr.lab.proc import run
 
 #: the subnet behind each ToR VRF, and its hosts' number in it (the ToR is .1)
@@ -58,6 +58,27 @@ def shared_gateway(lab: Lab, node: str, vrf: str) -> str:
     chassis.vsctl("set", "Open_vSwitch", ".", "external_ids:ovn-bridge-mappings="
                   + ",".join(f"{k}:{v}" for k, v in sorted(mappings.items())))  # fmt: skip
     return br
+
+
+def shared_gateway_tenants(lab: Lab, node: str = "node1", peer: str = "tor1"
+                           ) -> dict[str, VrfTenant]:  # fmt: skip
+    """VRF-Lite wired as ovn-kubernetes' shared gateway (:func:`vrf_lite_node` with
+    ``gateway``): per VRF of ``node`` its links behind ``br-<vrf>``, a host behind ``peer``'s
+    VRF and the tenant's VM; the tenants by VRF."""
+    tenants = {t.vrf: t for t in vrf_lite_node(lab, node, gateway=True)}
+    for i, (vrf, tenant) in enumerate(sorted(tenants.items())):
+        shared_gateway(lab, node, vrf)
+        tor_host(lab, peer, vrf, f"0a:00:00:00:03:{i:02x}")
+        tenant_vm(lab, node, tenant)
+    return tenants
+
+
+def wait_vrf_sessions(lab: Lab, vrfs: tuple[str, ...], node: str = "node1",
+                      peer: str = "tor1") -> None:  # fmt: skip
+    """Until ``peer`` has its session with ``node`` up in each of ``vrfs``."""
+    for vrf in vrfs:
+        la = lab.link(peer, node, vrf)
+        lab.frr[peer].wait_established([str(la.peer_v4)], timeout=180, vrf=vrf)
 
 
 def _mappings(lab: Lab, node: str) -> dict[str, str]:

@@ -42,7 +42,7 @@ from ovn_frr.ovn.errors import OvnError
 from ovn_frr.ovn.localnet import LocalnetWriter
 from ovn_frr.reconcilers.base import LIST_LIMIT, Cell, Sample, Signal, TracePart, Worker
 from ovn_frr.reconcilers.evpn_answers import EvpnAnswers, Wiring
-from ovn_frr.reconcilers.evpn_native import NativeHost, NativeSettings
+from ovn_frr.reconcilers.evpn_native import NativeHost, NativeSettings, remove_strays
 from ovn_frr.reconcilers.evpn_views import PassResult, VniView
 from ovn_frr.vswitch.bridges import LocalOvs, OvsState
 from ovn_frr.vswitch.controller import OvnController
@@ -293,12 +293,9 @@ class EvpnReconciler:
                          "OVS yet")  # fmt: skip
         if clash:
             return clash
-        # devices of this VNI under names it no longer has (a renamed bridge, say)
-        stray = [x for x in mine if x.name not in (*d.kernel(), d.ovs_port)]
-        if stray:
-            self.kernel.remove(sw.vni, stray)
-            links = {n: x for n, x in links.items() if x not in stray}
-            changes.append(f"removed {', '.join(x.name for x in stray)}")
+        before = len(links)
+        links = remove_strays(self.kernel, sw.vni, d, links, mine, changes)
+        stray = len(links) != before
         made = self.kernel.ensure(spec, links, userspace=ovs.datapath_type == "netdev")
         changes += made
         if (d.ovs_port not in ovs.ports.get(d.ovs_bridge, ())

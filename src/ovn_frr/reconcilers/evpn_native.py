@@ -94,6 +94,20 @@ class NativeSettings:
     names_required: bool = False
 
 
+def remove_strays(
+    kernel: Kernel, vni: int, d: Devices, links: dict[str, Link], mine: list[Link],
+    changes: list[str],
+) -> dict[str, Link]:  # fmt: skip
+    """Remove ``vni``'s devices (``mine``) under names it no longer has (a renamed bridge,
+    say); returns ``links`` without them."""
+    stray = [x for x in mine if x.name not in (*d.kernel(), d.ovs_port)]
+    if not stray:
+        return links
+    kernel.remove(vni, stray)
+    changes.append(f"removed {', '.join(x.name for x in stray)}")
+    return {n: x for n, x in links.items() if x not in stray}
+
+
 def _default(sw: EvpnSwitch, option: str) -> str:
     d = sw.devices
     return {OPT_BRIDGE: d.bridge, OPT_VXLAN: d.vxlan, OPT_ADVERTISE_IF: d.advertise}[option]
@@ -203,11 +217,7 @@ class NativeHost:
                  for c in self.kernel.problems(spec, links)]  # fmt: skip
         if clash:
             return clash
-        stray = [x for x in mine if x.name not in (*d.kernel(), d.ovs_port)]
-        if stray:
-            self.kernel.remove(sw.vni, stray)
-            links = {n: x for n, x in links.items() if x not in stray}
-            changes.append(f"removed {', '.join(x.name for x in stray)}")
+        links = remove_strays(self.kernel, sw.vni, d, links, mine, changes)
         # the advertise device is a veth (this kernel has no dummy): its other end stays out
         # of OVS, so OVS's checksum needs do not apply
         changes += self.kernel.ensure(spec, links, userspace=False)

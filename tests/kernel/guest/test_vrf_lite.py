@@ -17,15 +17,14 @@ import pytest
 from ovn_frr.lab import Lab, LabSpec, LinkSpec, NodeSpec, PeerSpec, wait_for
 from ovn_frr.lab.agent import AgentProcess, neighbors_config
 from ovn_frr.lab.evpn import echo_requests, ping
-from ovn_frr.lab.nbtopo import VrfTenant, vrf_lite_node
+from ovn_frr.lab.nbtopo import VrfTenant
 from ovn_frr.lab.proc import LabTimeout, run
 from ovn_frr.lab.vrflite import (
     HOST_NET,
     HOST_NUM,
     diagnose,
-    shared_gateway,
-    tenant_vm,
-    tor_host,
+    shared_gateway_tenants,
+    wait_vrf_sessions,
 )
 from tests.e2e.conftest import FAST_SYNC
 
@@ -41,19 +40,13 @@ SPEC = LabSpec(
 @pytest.fixture(scope="module")
 def vrf_lab() -> Iterator[tuple[Lab, AgentProcess, dict[str, VrfTenant]]]:
     with Lab(SPEC) as lab:
-        tenants = {t.vrf: t for t in vrf_lite_node(lab, gateway=True)}
-        for i, (vrf, tenant) in enumerate(sorted(tenants.items())):
-            shared_gateway(lab, "node1", vrf)
-            tor_host(lab, "tor1", vrf, f"0a:00:00:00:03:{i:02x}")
-            tenant_vm(lab, "node1", tenant)
+        tenants = shared_gateway_tenants(lab)
         config = neighbors_config(lab, "node1", bfd_ms=100) + FAST_SYNC
         agent = AgentProcess.start(
             lab, "node1", config, agent=f'metrics_listen = "127.0.0.1:{METRICS_PORT}"\n'
         )
         try:
-            for vrf in ("red", "blue"):
-                la = lab.link("tor1", "node1", vrf)
-                lab.frr["tor1"].wait_established([str(la.peer_v4)], timeout=180, vrf=vrf)
+            wait_vrf_sessions(lab, ("red", "blue"))
             yield lab, agent, tenants
         finally:
             agent.stop()
