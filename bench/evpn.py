@@ -51,9 +51,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from ovn_frr.core.evpn_native import parse_arp
 from ovn_frr.lab.evpn import BRIDGE, SWITCH, VM1, VNI, EvpnLab
 from ovn_frr.lab.proc import run, wait_for
 from ovn_frr.ovn.jsonrpc import Client
+from ovn_frr.vswitch.controller import OvnController
 
 FLOOR_VNI = 200
 NODE1 = "192.0.2.1"
@@ -331,11 +333,8 @@ class Bench:
 
     def ovn_arps(self) -> int:
         """The remote IPs node1's ovn-controller answers for (``evpn/vtep-arp-list``)."""
-        ch = self.lab.chassis["node1"]
-        pid = (ch.rundir / "ovn-controller.pid").read_text().strip()
-        out = run(["ovn-appctl", "-t", str(ch.rundir / f"ovn-controller.{pid}.ctl"),
-                   "evpn/vtep-arp-list"])  # fmt: skip
-        return sum(1 for line in out.splitlines() if "IP: " in line)
+        target = OvnController(str(self.lab.chassis["node1"].rundir)).target()
+        return len(parse_arp(run(["ovn-appctl", "-t", target, "evpn/vtep-arp-list"])))
 
     def claimed(self, client: Client, chassis: str) -> int:
         """Port_Binding rows SB has bound to ``chassis``."""

@@ -68,10 +68,8 @@ class FakeOvs:
     mappings: dict[str, str] = field(default_factory=dict)
 
     def state(self) -> OvsState:
-        return OvsState(dict(self.bridges), mappings=dict(self.mappings))
-
-    def external_ids(self) -> dict[str, str]:
-        return dict(self.ids)
+        return OvsState(dict(self.bridges), mappings=dict(self.mappings),
+                        external_ids=dict(self.ids))  # fmt: skip
 
     def update_external_ids(self, put: Mapping[str, str], remove: Sequence[str]) -> None:
         self.ids.update(put)

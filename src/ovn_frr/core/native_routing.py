@@ -66,4 +66,4 @@ def native_vrfs(state: OvnState) -> frozenset[str]:
     of the native routers this chassis may serve (not a gateway router of another chassis)."""
     return frozenset(r.routing.vrf for r in state.routers
                      if r.routing.native and r.routing.vrf
-                     and not ("chassis" in r.options and not r.pinned_here))  # fmt: skip
+                     and not r.pinned_elsewhere)  # fmt: skip

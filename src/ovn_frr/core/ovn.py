@@ -485,6 +485,11 @@ class LogicalRouter:
         return self.pinned_here or any(p.bound_here for p in self.ports)
 
     @property
+    def pinned_elsewhere(self) -> bool:
+        """A gateway router of another chassis (never served here)."""
+        return "chassis" in self.options and not self.pinned_here
+
+    @property
     def distributed(self) -> bool:
         """Pinned nowhere and without a gateway port: the router is on every chassis."""
         return "chassis" not in self.options and not any(p.gateway for p in self.ports)

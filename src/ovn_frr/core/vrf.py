@@ -111,7 +111,7 @@ def type5_port_names(state: OvnState | None, config: VrfConfig) -> tuple[str, ..
     an L3VNI."""
     names: set[str] = set()
     for r in state.routers if state is not None else ():
-        if r.routing.vrf not in config.l3vnis or ("chassis" in r.options and not r.pinned_here):
+        if r.routing.vrf not in config.l3vnis or r.pinned_elsewhere:
             continue
         names.update(p.routing.port_name for p in r.ports if p.routing.port_name)
     return tuple(sorted(names))
@@ -245,8 +245,8 @@ def needed_vrfs(state: OvnState | None, config: VrfConfig) -> dict[str, VrfNeed]
         routing = r.routing
         if not routing.enabled or not routing.vrf:
             continue
-        if "chassis" in r.options and not r.pinned_here:
-            continue  # a gateway router of another chassis
+        if r.pinned_elsewhere:
+            continue
         users.setdefault(routing.vrf, []).append(f"router {r.name}")
         if routing.native and any(p.routing.maintain_vrf for p in r.ports):
             ovn_makes.add(routing.vrf)

@@ -34,6 +34,7 @@ from ovn_frr.core.evpn import (
     evpn_intent,
     parse_mac,
 )
+from ovn_frr.core.evpn_native import CONTROL_PORT
 from ovn_frr.core.model import Network
 from ovn_frr.core.ovn import LogicalSwitch, OvnState
 from ovn_frr.kernel.evpn import KernelEvpn, Link, VniSpec
@@ -63,7 +64,7 @@ class EvpnSettings:
     #: (:mod:`ovn_frr.reconcilers.evpn_native`)
     ovn_native: bool = False
     #: with ``ovn_native``: the kernel VXLAN devices' UDP port (one nothing sends to)
-    control_port: int = 60000
+    control_port: int = CONTROL_PORT
     #: OVN 26.03+: an EVPN switch must name its devices (``dynamic-routing-*-ifname``)
     names_required: bool = False
 

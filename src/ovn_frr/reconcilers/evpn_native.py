@@ -67,7 +67,6 @@ class Ovs(Protocol):
     """The local Open vSwitch (:class:`ovn_frr.vswitch.bridges.LocalOvs`)."""
 
     def state(self) -> OvsState: ...
-    def external_ids(self) -> dict[str, str]: ...
     def update_external_ids(self, put: Mapping[str, str], remove: Sequence[str]) -> None: ...
     def remove_bridge(self, bridge: str) -> None: ...
     def set_mappings(self, mappings: Mapping[str, str]) -> None: ...
@@ -138,9 +137,10 @@ class NativeHost:
         problems: list[str] = []
         changes: list[str] = []
         switches = intent.switches if active else ()
+        ovs = self.ovs.state()  # one read: the chassis settings and the own path's leftovers
         # the chassis settings first: without them ovn-controller makes no vxlan port
         want = chassis_settings(s.local_ip, s.port) if active else None
-        change = chassis_change(self.ovs.external_ids(), want)
+        change = chassis_change(ovs.external_ids, want)
         if change:
             self.ovs.update_external_ids(change.set, change.remove)
             changes.append("chassis " + ", ".join(
@@ -170,7 +170,7 @@ class NativeHost:
             if vni not in wanted:
                 self.kernel.remove(vni, devs)
                 changes.append(f"removed VNI {vni} devices")
-        self._drop_own_path(intent, changes, problems)
+        self._drop_own_path(intent, ovs, changes, problems)
         if changes:
             log.info("evpn_native_changes %s", "; ".join(changes))
         return PassResult(tuple(views), tuple(problems), 0, tuple(changes))
@@ -226,14 +226,15 @@ class NativeHost:
                                    remote_ips=remote_ips)  # fmt: skip
         return VniView(sw, seen, None, tuple(notes), ovn=ovn.for_vni(sw.vni))
 
-    def _drop_own_path(self, intent: EvpnIntent, changes: list[str], problems: list[str]) -> None:
+    def _drop_own_path(
+        self, intent: EvpnIntent, state: OvsState, changes: list[str], problems: list[str]
+    ) -> None:
         """What ovn-frr's own data path (OVN < 25.09) left on this chassis: its OVS bridges
         and their mappings (OVN's own data path needs neither). Its localnet ports stay: they
         are NB's, shared by every chassis, and one still on older OVN uses its own (each is
         reported here, to be removed once no chassis is). A failure is a problem of this
         pass, not its end."""
         try:
-            state = self.ovs.state()
             for bridge in sorted(state.bridges.values()):
                 self.ovs.remove_bridge(bridge)
                 changes.append(f"removed ovs bridge {bridge}")

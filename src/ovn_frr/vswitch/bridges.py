@@ -67,6 +67,8 @@ class OvsState:
     ofports: Mapping[str, int] = field(default_factory=dict)
     #: bridge -> its datapath type ("" system)
     datapath_types: Mapping[str, str] = field(default_factory=dict)
+    #: the ``Open_vSwitch`` row's ``external_ids``
+    external_ids: Mapping[str, str] = field(default_factory=dict)
 
 
 def _map(datum: Any) -> dict[str, str]:
@@ -122,10 +124,11 @@ class LocalOvs:
                 bridges[int(vni)] = str(name)
             if name == self.br_int:
                 dp = str(dtype) if isinstance(dtype, str) else ""
-        mappings = _mappings(ovs_rows)
+        ids = _map(ovs_rows[0][0]) if ovs_rows else {}
+        mappings = parse_mappings(ids.get(MAPPINGS, ""))
         ofports = {str(name): int(ofport) for name, ofport in iface_rows
                    if isinstance(ofport, int) and ofport > 0}  # fmt: skip
-        return OvsState(bridges, ports, mappings, dp, ofports, dtypes)
+        return OvsState(bridges, ports, mappings, dp, ofports, dtypes, ids)
 
     def external_id(self, key: str) -> str:
         """One ``external_ids`` value of the ``Open_vSwitch`` row ("" absent, or no OVS)."""
@@ -136,13 +139,6 @@ class LocalOvs:
             return ""
         rows = doc.get("data", [])
         return _map(rows[0][0]).get(key, "") if rows else ""
-
-    def external_ids(self) -> dict[str, str]:
-        """The ``Open_vSwitch`` row's ``external_ids`` (raises when OVS cannot be asked)."""
-        doc = json.loads(self.vsctl("--format=json", "--data=json", "--columns=external_ids",
-                                    "list", "Open_vSwitch"))  # fmt: skip
-        rows = doc.get("data", [])
-        return _map(rows[0][0]) if rows else {}
 
     def update_external_ids(self, put: Mapping[str, str], remove: Sequence[str]) -> None:
         """Set and remove keys of the ``Open_vSwitch`` row's ``external_ids`` in one
